@@ -1,0 +1,482 @@
+//! Structure-aware chunking: a note becomes the pieces that get embedded and indexed.
+//!
+//! Fixed token windows cut notes in the middle of a thought; these chunks follow the note's
+//! structure instead (the lesson of Obsidian-Copilot and Vault Audit AI):
+//!
+//! 1. Every heading starts a *section*; text before the first heading is the preamble section.
+//! 2. Inside a section the units are the top-level blocks: each top-level list item with its
+//!    sub-items, each paragraph, code block, table, quote or callout. The heading line belongs to
+//!    the section's first unit, and lines between blocks (link definitions, blank lines) to the
+//!    unit before them, so every visible byte of the body lands in exactly one chunk.
+//! 3. Neighbouring units merge up to a target size; a unit over the maximum splits at blank lines,
+//!    then lines, then sentences, then words (then characters, for text without spaces).
+//!
+//! ## Stable ids
+//! A chunk id is `blake3(section key, ordinal)`, where the section key is the heading path of its
+//! section (with an occurrence number when the same path repeats in the note) and the ordinal is
+//! the chunk's position inside its section. Editing one section therefore never changes the ids of
+//! chunks in other sections; editing inside a section can shift the ordinals after the edit, which
+//! the index handles by also matching chunks by content hash. Ids are unique within a note and do
+//! not include the path, so a renamed note keeps its chunk ids; `(path, id)` is unique in a vault.
+//!
+//! Sizes are in tokens of the embedding model's tokenizer, through [`TokenCounter`]; until a model
+//! is loaded, [`ApproxTokenCounter`] estimates them.
+
+use std::ops::Range;
+
+use serde::Serialize;
+
+use crate::lines::LineIndex;
+use crate::model::{BlockKind, Note};
+use crate::parse::is_cjk;
+
+/// Bump when chunk boundaries, ids or texts change, so indexes know to rebuild.
+pub const CHUNKER_VERSION: u32 = 1;
+
+/// Counts tokens the way the embedding model will.
+pub trait TokenCounter: Send + Sync {
+    fn count_tokens(&self, text: &str) -> usize;
+}
+
+/// An estimate of subword tokens without a tokenizer: about four characters per token in words
+/// of alphabetic scripts, one token per CJK/Thai character. It errs on the high side so chunks
+/// stay under a real model's limit.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ApproxTokenCounter;
+
+impl TokenCounter for ApproxTokenCounter {
+    fn count_tokens(&self, text: &str) -> usize {
+        let mut tokens = 0;
+        for word in text.split_whitespace() {
+            let mut run = 0usize;
+            for c in word.chars() {
+                if is_cjk(c) {
+                    tokens += run.div_ceil(4) + 1;
+                    run = 0;
+                } else {
+                    run += 1;
+                }
+            }
+            tokens += run.div_ceil(4);
+        }
+        tokens
+    }
+}
+
+/// Chunk size limits, in tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChunkOptions {
+    /// Neighbouring units merge while the chunk stays at or under this size.
+    pub target_tokens: usize,
+    /// No chunk is larger than this (a unit larger than it is split).
+    pub max_tokens: usize,
+}
+
+impl Default for ChunkOptions {
+    fn default() -> Self {
+        // e5/BERT models take 512 tokens; leave room for the prefix and the heading context.
+        ChunkOptions {
+            target_tokens: 256,
+            max_tokens: 448,
+        }
+    }
+}
+
+/// A piece of a note that is embedded and indexed on its own.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Chunk {
+    /// Stable id, 16 hex characters, unique within the note (see the module docs).
+    pub id: String,
+    pub note_path: String,
+    /// Texts of the headings above the chunk, outermost first.
+    pub heading_path: Vec<String>,
+    /// Position of the chunk within its section, from 0.
+    pub ordinal: usize,
+    /// Bytes of the note source this chunk covers (comments inside are left out of the texts).
+    pub byte_range: Range<usize>,
+    pub start_line: usize,
+    pub end_line: usize,
+    /// The chunk's Markdown as the reader sees it (comments removed).
+    pub body: String,
+    /// What gets embedded and indexed: title and heading path as context, then the body.
+    pub text: String,
+    /// blake3 of `text`, 32 hex characters.
+    pub content_hash: String,
+    pub token_count: usize,
+}
+
+struct Section {
+    key: String,
+    heading_path: Vec<String>,
+    start_line: usize,
+    end_line: usize,
+}
+
+/// Splits a note into chunks, in document order.
+pub fn chunk_note(note: &Note, options: &ChunkOptions, counter: &dyn TokenCounter) -> Vec<Chunk> {
+    let source = note.source.as_str();
+    let index = LineIndex::new(source);
+    let visible = visible_text(note);
+    let mut chunks = Vec::new();
+    for section in sections(note) {
+        let units = section_units(note, &section, &index, &visible);
+        let mut pieces = Vec::new();
+        for unit in units {
+            split_to_fit(
+                &visible,
+                unit,
+                Level::BlankLine,
+                options.max_tokens,
+                counter,
+                &mut pieces,
+            );
+        }
+        let mut ordinal = 0;
+        let mut current: Option<(Range<usize>, usize)> = None;
+        for (range, tokens) in pieces {
+            current = match current {
+                Some((cur, cur_tokens)) if cur_tokens + tokens <= options.target_tokens => {
+                    Some((cur.start..range.end, cur_tokens + tokens))
+                }
+                Some((cur, _)) => {
+                    chunks.push(make_chunk(
+                        note, &section, ordinal, cur, &index, &visible, counter,
+                    ));
+                    ordinal += 1;
+                    Some((range, tokens))
+                }
+                None => Some((range, tokens)),
+            };
+        }
+        if let Some((cur, _)) = current {
+            chunks.push(make_chunk(
+                note, &section, ordinal, cur, &index, &visible, counter,
+            ));
+        }
+    }
+    chunks
+}
+
+/// The source with frontmatter and comments blanked (same byte offsets).
+fn visible_text(note: &Note) -> String {
+    let bytes: Vec<u8> = note.source.bytes().collect();
+    let mut out = bytes;
+    let index = LineIndex::new(&note.source);
+    let body_start = index.line_start(note.body_start_line);
+    let mut hide = |range: Range<usize>| {
+        for b in &mut out[range.start.min(range.end)..range.end.min(note.source.len())] {
+            if *b != b'\n' && *b != b'\r' {
+                *b = b' ';
+            }
+        }
+    };
+    hide(0..body_start);
+    for c in &note.comments {
+        hide(c.clone());
+    }
+    // Only whole UTF-8 sequences were replaced (comment and frontmatter bounds are char
+    // boundaries), so this is valid UTF-8; fall back to a lossy copy rather than panic.
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+fn sections(note: &Note) -> Vec<Section> {
+    let mut sections = Vec::new();
+    let first_heading = note
+        .headings
+        .first()
+        .map(|h| h.line)
+        .unwrap_or(note.line_count + 1);
+    if first_heading > note.body_start_line {
+        sections.push(Section {
+            key: String::new(),
+            heading_path: Vec::new(),
+            start_line: note.body_start_line,
+            end_line: first_heading - 1,
+        });
+    }
+    let mut stack: Vec<(u8, String)> = Vec::new();
+    let mut seen: std::collections::HashMap<String, usize> = Default::default();
+    for (i, h) in note.headings.iter().enumerate() {
+        while stack.last().is_some_and(|(level, _)| *level >= h.level) {
+            stack.pop();
+        }
+        stack.push((h.level, h.text.clone()));
+        let heading_path: Vec<String> = stack.iter().map(|(_, t)| t.clone()).collect();
+        let base = heading_path.join("\u{1f}");
+        let n = seen.entry(base.clone()).or_insert(0);
+        *n += 1;
+        let key = if *n == 1 {
+            base
+        } else {
+            format!("{base}\u{1f}#{n}")
+        };
+        let end_line = note
+            .headings
+            .get(i + 1)
+            .map(|next| next.line - 1)
+            .unwrap_or(note.line_count);
+        sections.push(Section {
+            key,
+            heading_path,
+            start_line: h.line,
+            end_line: end_line.max(h.line),
+        });
+    }
+    // A heading with nothing under it but deeper headings ("## Progress" then "### Week 5") joins
+    // the first child section instead of becoming a chunk of one line.
+    let mut i = sections.len();
+    while i >= 2 {
+        i -= 1;
+        let (parent, child) = (&sections[i - 1], &sections[i]);
+        let is_child =
+            child.heading_path.len() > parent.heading_path.len() && !parent.heading_path.is_empty();
+        let empty = !note.blocks.iter().any(|b| {
+            !matches!(b.kind, BlockKind::Heading | BlockKind::Comment)
+                && b.start_line > parent.start_line
+                && b.start_line <= parent.end_line
+        });
+        if is_child && empty {
+            let start = parent.start_line;
+            sections.remove(i - 1);
+            sections[i - 1].start_line = start;
+        }
+    }
+    sections
+}
+
+/// The byte ranges of a section's units (trimmed; units with no visible text dropped).
+fn section_units(
+    note: &Note,
+    section: &Section,
+    index: &LineIndex,
+    visible: &str,
+) -> Vec<Range<usize>> {
+    let mut starts: Vec<usize> = note
+        .blocks
+        .iter()
+        .filter(|b| !matches!(b.kind, BlockKind::Heading | BlockKind::Comment))
+        .map(|b| b.start_line)
+        .filter(|&l| l > section.start_line && l <= section.end_line)
+        .collect();
+    starts.dedup();
+    // The heading line (or the preamble's first line) belongs to the section's first unit, so a
+    // heading never stands alone when its section has content.
+    match starts.first_mut() {
+        Some(first) => *first = section.start_line,
+        None => starts.push(section.start_line),
+    }
+    let mut units = Vec::new();
+    for (i, &start) in starts.iter().enumerate() {
+        let end = starts.get(i + 1).map(|s| s - 1).unwrap_or(section.end_line);
+        let Some(span) = index.span(visible, start, end) else {
+            continue;
+        };
+        if let Some(trimmed) = trim_range(visible, span) {
+            units.push(trimmed);
+        }
+    }
+    units
+}
+
+/// Shrinks a range to start at its first non-space character and end after its last one.
+fn trim_range(text: &str, range: Range<usize>) -> Option<Range<usize>> {
+    let slice = &text[range.clone()];
+    let lead = slice.len() - slice.trim_start().len();
+    let trail = slice.len() - slice.trim_end().len();
+    let (start, end) = (range.start + lead, range.end - trail);
+    (start < end).then_some(start..end)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+enum Level {
+    BlankLine,
+    Line,
+    Sentence,
+    Word,
+    Char,
+}
+
+impl Level {
+    fn next(self) -> Option<Level> {
+        match self {
+            Level::BlankLine => Some(Level::Line),
+            Level::Line => Some(Level::Sentence),
+            Level::Sentence => Some(Level::Word),
+            Level::Word => Some(Level::Char),
+            Level::Char => None,
+        }
+    }
+}
+
+/// Pushes `range` (if it fits) or its pieces at `level` and finer, each with its token count.
+fn split_to_fit(
+    text: &str,
+    range: Range<usize>,
+    level: Level,
+    max: usize,
+    counter: &dyn TokenCounter,
+    out: &mut Vec<(Range<usize>, usize)>,
+) {
+    let tokens = counter.count_tokens(&text[range.clone()]);
+    if tokens <= max || range.len() <= 1 {
+        out.push((range, tokens));
+        return;
+    }
+    let Some(next) = level.next().or(if level == Level::Char {
+        None
+    } else {
+        Some(Level::Char)
+    }) else {
+        out.push((range, tokens));
+        return;
+    };
+    let cuts = cut_points(text, range.clone(), level);
+    if cuts.len() <= 1 {
+        if level == Level::Char {
+            out.push((range, tokens));
+        } else {
+            split_to_fit(text, range, next, max, counter, out);
+        }
+        return;
+    }
+    // Greedy packing of the segments between cut points, each segment split further if needed.
+    let mut segments = Vec::new();
+    for (i, &start) in cuts.iter().enumerate() {
+        let end = cuts.get(i + 1).copied().unwrap_or(range.end);
+        if let Some(seg) = trim_range(text, start..end) {
+            segments.push(seg);
+        }
+    }
+    let mut current: Option<(Range<usize>, usize)> = None;
+    for seg in segments {
+        let seg_tokens = counter.count_tokens(&text[seg.clone()]);
+        if seg_tokens > max {
+            if let Some(cur) = current.take() {
+                out.push(cur);
+            }
+            if level == Level::Char {
+                out.push((seg, seg_tokens));
+            } else {
+                split_to_fit(text, seg, next, max, counter, out);
+            }
+            continue;
+        }
+        current = match current {
+            Some((cur, cur_tokens)) if cur_tokens + seg_tokens <= max => {
+                Some((cur.start..seg.end, cur_tokens + seg_tokens))
+            }
+            Some(cur) => {
+                out.push(cur);
+                Some((seg, seg_tokens))
+            }
+            None => Some((seg, seg_tokens)),
+        };
+    }
+    if let Some(cur) = current {
+        out.push(cur);
+    }
+}
+
+/// Offsets where pieces of `range` may begin at a given level (the first is `range.start`).
+fn cut_points(text: &str, range: Range<usize>, level: Level) -> Vec<usize> {
+    let slice = &text[range.clone()];
+    let base = range.start;
+    let mut cuts = vec![base];
+    match level {
+        Level::BlankLine | Level::Line => {
+            let mut prev_blank = false;
+            let mut offset = 0;
+            for line in slice.split_inclusive('\n') {
+                let blank = line.trim().is_empty();
+                if offset > 0 && !blank && (level == Level::Line || prev_blank) {
+                    cuts.push(base + offset);
+                }
+                prev_blank = blank;
+                offset += line.len();
+            }
+        }
+        Level::Sentence => {
+            let mut chars = slice.char_indices().peekable();
+            while let Some((i, c)) = chars.next() {
+                let cjk_stop = matches!(c, '。' | '！' | '？' | '；');
+                let stop = matches!(c, '.' | '!' | '?' | ';');
+                let next_is_space = chars.peek().is_some_and(|(_, n)| n.is_whitespace());
+                if cjk_stop || (stop && next_is_space) {
+                    let at = i + c.len_utf8();
+                    if at < slice.len() {
+                        cuts.push(base + at);
+                    }
+                }
+            }
+        }
+        Level::Word => {
+            let mut prev_space = false;
+            for (i, c) in slice.char_indices() {
+                if !c.is_whitespace() && prev_space {
+                    cuts.push(base + i);
+                }
+                prev_space = c.is_whitespace();
+            }
+        }
+        Level::Char => {
+            cuts.extend(slice.char_indices().skip(1).map(|(i, _)| base + i));
+        }
+    }
+    cuts
+}
+
+fn make_chunk(
+    note: &Note,
+    section: &Section,
+    ordinal: usize,
+    range: Range<usize>,
+    index: &LineIndex,
+    visible: &str,
+    counter: &dyn TokenCounter,
+) -> Chunk {
+    let body = squeeze_blank_runs(&visible[range.clone()]);
+    let mut context: Vec<&str> = vec![note.title.as_str()];
+    for (i, h) in section.heading_path.iter().enumerate() {
+        if i == 0 && h == &note.title {
+            continue;
+        }
+        context.push(h);
+    }
+    let text = format!("{}\n\n{}", context.join(" > "), body);
+    let id_input = format!("{}\u{1e}{}", section.key, ordinal);
+    let id = blake3::hash(id_input.as_bytes()).to_hex()[..16].to_string();
+    let content_hash = blake3::hash(text.as_bytes()).to_hex()[..32].to_string();
+    Chunk {
+        id,
+        note_path: note.path.clone(),
+        heading_path: section.heading_path.clone(),
+        ordinal,
+        start_line: index.line_of(range.start),
+        end_line: index.line_of(range.end.saturating_sub(1).max(range.start)),
+        byte_range: range,
+        token_count: counter.count_tokens(&text),
+        body,
+        text,
+        content_hash,
+    }
+}
+
+/// Drops the spaces left where comments were, and collapses the blank lines that remain.
+fn squeeze_blank_runs(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut blank_run = 0;
+    for line in text.lines() {
+        let line = line.trim_end();
+        if line.trim().is_empty() {
+            blank_run += 1;
+            if blank_run > 1 {
+                continue;
+            }
+        } else {
+            blank_run = 0;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out.trim_end().to_string()
+}

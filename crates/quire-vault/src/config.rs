@@ -1,0 +1,87 @@
+//! The vault's own settings: `.quire/config.toml` inside the vault. Every key is optional and
+//! defaults to something that works offline.
+//!
+//! ```toml
+//! [vault]
+//! include = []                    # globs; empty = every note
+//! exclude = ["Templates/**"]      # globs of notes to skip
+//! max_file_mb = 5.0               # larger notes are skipped and reported
+//!
+//! [manifest]
+//! properties = ["type", "status", "tags", "aliases", "created", "updated", "date"]
+//!
+//! [chunk]
+//! target_tokens = 256
+//! max_tokens = 448
+//! ```
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+use crate::error::VaultError;
+
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct VaultConfig {
+    pub vault: VaultSection,
+    pub manifest: ManifestSection,
+    pub chunk: ChunkSection,
+}
+
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct VaultSection {
+    pub include: Vec<String>,
+    pub exclude: Vec<String>,
+    pub max_file_mb: Option<f64>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ManifestSection {
+    /// Frontmatter keys copied into the manifest.
+    pub properties: Vec<String>,
+}
+
+impl Default for ManifestSection {
+    fn default() -> Self {
+        ManifestSection {
+            properties: [
+                "type", "status", "tags", "aliases", "created", "updated", "modified", "date",
+                "due",
+            ]
+            .map(String::from)
+            .to_vec(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct ChunkSection {
+    pub target_tokens: Option<usize>,
+    pub max_tokens: Option<usize>,
+}
+
+/// The config file's place in a vault.
+pub const CONFIG_PATH: &str = ".quire/config.toml";
+
+impl VaultConfig {
+    /// Reads `.quire/config.toml` under `root`; a missing file gives the defaults, a broken one an
+    /// error naming the file and the problem.
+    pub fn load(root: &Path) -> Result<VaultConfig, VaultError> {
+        let path = root.join(CONFIG_PATH);
+        match std::fs::read_to_string(&path) {
+            Ok(text) => toml::from_str(&text).map_err(|e| VaultError::Config {
+                path,
+                message: e.to_string(),
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(VaultConfig::default()),
+            Err(e) => Err(VaultError::Config {
+                path,
+                message: e.to_string(),
+            }),
+        }
+    }
+}

@@ -1,0 +1,92 @@
+//! A note's headings as a tree with line ranges: the map a reader (or a model) uses to go
+//! straight to the lines it needs.
+
+use serde::Serialize;
+
+use crate::model::{Heading, Note};
+
+/// One heading and the headings nested under it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OutlineNode {
+    pub level: u8,
+    pub text: String,
+    /// First line of the heading (1-based).
+    pub line: usize,
+    /// Last line of its section.
+    pub end_line: usize,
+    pub children: Vec<OutlineNode>,
+}
+
+/// A note's heading tree.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Outline {
+    pub path: String,
+    pub title: String,
+    pub line_count: usize,
+    pub headings: Vec<OutlineNode>,
+}
+
+impl Outline {
+    pub fn of(note: &Note) -> Outline {
+        Outline {
+            path: note.path.clone(),
+            title: note.title.clone(),
+            line_count: note.line_count,
+            headings: build_tree(&note.headings),
+        }
+    }
+
+    /// The heading at a `/`-separated path of heading texts (`"Plan/Week 2"`), matched
+    /// case-insensitively; leading `#`s on each part are ignored.
+    pub fn find(&self, heading_path: &str) -> Option<&OutlineNode> {
+        let parts: Vec<String> = heading_path
+            .split('/')
+            .map(|p| p.trim().trim_start_matches('#').trim().to_lowercase())
+            .filter(|p| !p.is_empty())
+            .collect();
+        let (first, rest) = parts.split_first()?;
+        // The first part may match a heading at any depth; the rest descend from it.
+        let mut stack: Vec<&OutlineNode> = self.headings.iter().collect();
+        while let Some(node) = stack.pop() {
+            if node.text.to_lowercase() == *first
+                && let Some(found) = descend(node, rest)
+            {
+                return Some(found);
+            }
+            stack.extend(node.children.iter().rev());
+        }
+        None
+    }
+}
+
+fn descend<'a>(node: &'a OutlineNode, rest: &[String]) -> Option<&'a OutlineNode> {
+    match rest.split_first() {
+        None => Some(node),
+        Some((next, tail)) => node
+            .children
+            .iter()
+            .filter(|c| c.text.to_lowercase() == *next)
+            .find_map(|c| descend(c, tail)),
+    }
+}
+
+fn build_tree(headings: &[Heading]) -> Vec<OutlineNode> {
+    fn take(headings: &[Heading], i: &mut usize, parent_level: u8) -> Vec<OutlineNode> {
+        let mut nodes = Vec::new();
+        while *i < headings.len() && headings[*i].level > parent_level {
+            let h = &headings[*i];
+            *i += 1;
+            let children = take(headings, i, h.level);
+            nodes.push(OutlineNode {
+                level: h.level,
+                text: h.text.clone(),
+                line: h.line,
+                end_line: h.end_line,
+                children,
+            });
+        }
+        nodes
+    }
+    let mut i = 0;
+    take(headings, &mut i, 0)
+}

@@ -1,0 +1,387 @@
+//! Walking a vault: which files are notes, which are attachments, and which were skipped and why.
+//!
+//! Follows Obsidian's view of a vault: `*.md` files are notes; hidden entries (`.obsidian/`,
+//! `.trash/`, `.git/`, any dot-name) and `node_modules/` are not part of it. Symbolic links are
+//! followed only while they stay inside the vault; a link out of it, a broken link and a link loop
+//! are reported, never followed.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::UNIX_EPOCH;
+
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use serde::Serialize;
+
+use crate::error::VaultError;
+
+/// Rules for a scan.
+#[derive(Debug, Clone)]
+pub struct ScanOptions {
+    /// Only notes matching one of these globs (vault-relative) are read; empty means all.
+    pub include: Vec<String>,
+    /// Notes matching one of these globs are skipped.
+    pub exclude: Vec<String>,
+    /// Notes larger than this are skipped.
+    pub max_file_bytes: u64,
+    /// Directories never walked (e.g. the index directory), as absolute paths.
+    pub skip_dirs: Vec<PathBuf>,
+}
+
+pub const DEFAULT_MAX_FILE_BYTES: u64 = 5 * 1024 * 1024;
+
+impl Default for ScanOptions {
+    fn default() -> Self {
+        ScanOptions {
+            include: Vec::new(),
+            exclude: Vec::new(),
+            max_file_bytes: DEFAULT_MAX_FILE_BYTES,
+            skip_dirs: Vec::new(),
+        }
+    }
+}
+
+/// Why a file was not read as a note.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum SkipReason {
+    Excluded { pattern: String },
+    NotIncluded,
+    SymlinkOutsideVault { target: String },
+    BrokenSymlink,
+    SymlinkLoop,
+    Unreadable { error: String },
+    NotUtf8 { line: usize, byte: usize },
+    Binary,
+    TooLarge { bytes: u64, limit: u64 },
+    BadFileName,
+}
+
+impl std::fmt::Display for SkipReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SkipReason::Excluded { pattern } => write!(f, "excluded by pattern `{pattern}`"),
+            SkipReason::NotIncluded => write!(f, "not matched by any include pattern"),
+            SkipReason::SymlinkOutsideVault { target } => {
+                write!(
+                    f,
+                    "symbolic link to {target}, outside the vault: not followed"
+                )
+            }
+            SkipReason::BrokenSymlink => write!(f, "broken symbolic link"),
+            SkipReason::SymlinkLoop => write!(f, "symbolic link loop: not followed"),
+            SkipReason::Unreadable { error } => write!(f, "not readable: {error}"),
+            SkipReason::NotUtf8 { line, byte } => {
+                write!(f, "not valid UTF-8 (line {line}, byte offset {byte})")
+            }
+            SkipReason::Binary => write!(f, "binary file (contains NUL bytes)"),
+            SkipReason::TooLarge { bytes, limit } => write!(
+                f,
+                "larger than the size cap ({:.1} MB > {:.1} MB)",
+                *bytes as f64 / 1e6,
+                *limit as f64 / 1e6
+            ),
+            SkipReason::BadFileName => write!(f, "file name is not valid UTF-8"),
+        }
+    }
+}
+
+/// A file that was not read, with the reason.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Skipped {
+    pub path: String,
+    pub reason: SkipReason,
+    pub message: String,
+}
+
+impl Skipped {
+    pub fn new(path: impl Into<String>, reason: SkipReason) -> Self {
+        let message = reason.to_string();
+        Skipped {
+            path: path.into(),
+            reason,
+            message,
+        }
+    }
+}
+
+/// A note file found by the scan (not yet read).
+#[derive(Debug, Clone)]
+pub struct NoteFile {
+    /// Vault-relative, `/`-separated.
+    pub path: String,
+    pub abs_path: PathBuf,
+    pub size: u64,
+    /// Modification time, nanoseconds since the Unix epoch (0 if unknown).
+    pub mtime_ns: u128,
+}
+
+/// What a scan found.
+#[derive(Debug, Clone, Default)]
+pub struct ScanReport {
+    /// The canonical vault root.
+    pub root: PathBuf,
+    /// Note files, sorted by path.
+    pub notes: Vec<NoteFile>,
+    /// Other files (images, PDFs, canvases), vault-relative, sorted.
+    pub attachments: Vec<String>,
+    pub skipped: Vec<Skipped>,
+    /// The newest modification time among notes and folders (a folder's changes when a note in it
+    /// is added, removed or renamed), nanoseconds since the Unix epoch.
+    pub newest_mtime_ns: u128,
+}
+
+fn build_globs(patterns: &[String]) -> Result<Vec<(String, GlobSet)>, VaultError> {
+    patterns
+        .iter()
+        .map(|p| {
+            let glob = Glob::new(p).map_err(|e| VaultError::BadPattern {
+                pattern: p.clone(),
+                message: e.to_string(),
+            })?;
+            let mut set = GlobSetBuilder::new();
+            set.add(glob);
+            // Also match everything below a directory pattern (`Archive` → `Archive/**`).
+            if let Ok(below) = Glob::new(&format!("{}/**", p.trim_end_matches('/'))) {
+                set.add(below);
+            }
+            let set = set.build().map_err(|e| VaultError::BadPattern {
+                pattern: p.clone(),
+                message: e.to_string(),
+            })?;
+            Ok((p.clone(), set))
+        })
+        .collect()
+}
+
+fn mtime_ns(meta: &fs::Metadata) -> u128 {
+    meta.modified()
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map(|d| d.as_nanos())
+        .unwrap_or(0)
+}
+
+/// The vault-relative `/` path of `path` under `root`, if it is valid UTF-8.
+fn relative(root: &Path, path: &Path) -> Option<String> {
+    let rel = path.strip_prefix(root).ok()?;
+    let parts: Option<Vec<&str>> = rel.components().map(|c| c.as_os_str().to_str()).collect();
+    Some(parts?.join("/"))
+}
+
+/// Walks the vault at `root` (which must exist and be a directory).
+pub fn scan_vault(root: &Path, options: &ScanOptions) -> Result<ScanReport, VaultError> {
+    let root = root.canonicalize().map_err(|e| VaultError::Root {
+        path: root.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    if !root.is_dir() {
+        return Err(VaultError::Root {
+            path: root.clone(),
+            message: "not a directory".into(),
+        });
+    }
+    let include = build_globs(&options.include)?;
+    let exclude = build_globs(&options.exclude)?;
+    let skip_dirs: Vec<PathBuf> = options
+        .skip_dirs
+        .iter()
+        .filter_map(|d| d.canonicalize().ok())
+        .collect();
+
+    let skipped = Arc::new(Mutex::new(Vec::new()));
+    let filter_skipped = Arc::clone(&skipped);
+    let filter_root = root.clone();
+    let mut walker = ignore::WalkBuilder::new(&root);
+    walker
+        .standard_filters(false)
+        .follow_links(true)
+        .filter_entry(move |entry| {
+            if entry.depth() == 0 {
+                return true;
+            }
+            let name = entry.file_name().to_string_lossy();
+            if name.starts_with('.') || name == "node_modules" {
+                return false;
+            }
+            let rel = relative(&filter_root, entry.path())
+                .unwrap_or_else(|| entry.path().display().to_string());
+            if entry.path_is_symlink() {
+                let target = match entry.path().canonicalize() {
+                    Ok(t) => t,
+                    Err(_) => {
+                        // Loops also fail to canonicalize (ELOOP); tell them apart for the report.
+                        let reason = match fs::metadata(entry.path()) {
+                            Err(e) if e.raw_os_error() == Some(40) => SkipReason::SymlinkLoop,
+                            _ => SkipReason::BrokenSymlink,
+                        };
+                        if let Ok(mut s) = filter_skipped.lock() {
+                            s.push(Skipped::new(rel, reason));
+                        }
+                        return false;
+                    }
+                };
+                if !target.starts_with(&filter_root) {
+                    if let Ok(mut s) = filter_skipped.lock() {
+                        s.push(Skipped::new(
+                            rel,
+                            SkipReason::SymlinkOutsideVault {
+                                target: target.display().to_string(),
+                            },
+                        ));
+                    }
+                    return false;
+                }
+            }
+            if let Ok(canonical) = entry.path().canonicalize()
+                && skip_dirs.iter().any(|d| canonical.starts_with(d))
+            {
+                return false;
+            }
+            true
+        });
+
+    let mut report = ScanReport {
+        root: root.clone(),
+        ..Default::default()
+    };
+    for result in walker.build() {
+        let entry = match result {
+            Ok(entry) => entry,
+            Err(err) => {
+                let (path, reason) = describe_walk_error(&root, &err);
+                if let Ok(mut s) = skipped.lock() {
+                    s.push(Skipped::new(path, reason));
+                }
+                continue;
+            }
+        };
+        let meta = match entry.metadata() {
+            Ok(m) => m,
+            Err(e) => {
+                let path = relative(&root, entry.path())
+                    .unwrap_or_else(|| entry.path().display().to_string());
+                if let Ok(mut s) = skipped.lock() {
+                    s.push(Skipped::new(
+                        path,
+                        SkipReason::Unreadable {
+                            error: e.to_string(),
+                        },
+                    ));
+                }
+                continue;
+            }
+        };
+        report.newest_mtime_ns = report.newest_mtime_ns.max(mtime_ns(&meta));
+        if meta.is_dir() {
+            continue;
+        }
+        let Some(rel) = relative(&root, entry.path()) else {
+            if let Ok(mut s) = skipped.lock() {
+                s.push(Skipped::new(
+                    entry.path().display().to_string(),
+                    SkipReason::BadFileName,
+                ));
+            }
+            continue;
+        };
+        let is_md = entry
+            .path()
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("md"));
+        if !is_md {
+            report.attachments.push(rel);
+            continue;
+        }
+        if let Some((pattern, _)) = exclude.iter().find(|(_, set)| set.is_match(&rel)) {
+            report.skipped.push(Skipped::new(
+                rel,
+                SkipReason::Excluded {
+                    pattern: pattern.clone(),
+                },
+            ));
+            continue;
+        }
+        if !include.is_empty() && !include.iter().any(|(_, set)| set.is_match(&rel)) {
+            report
+                .skipped
+                .push(Skipped::new(rel, SkipReason::NotIncluded));
+            continue;
+        }
+        if meta.len() > options.max_file_bytes {
+            report.skipped.push(Skipped::new(
+                rel,
+                SkipReason::TooLarge {
+                    bytes: meta.len(),
+                    limit: options.max_file_bytes,
+                },
+            ));
+            continue;
+        }
+        report.notes.push(NoteFile {
+            path: rel,
+            abs_path: entry.path().to_path_buf(),
+            size: meta.len(),
+            mtime_ns: mtime_ns(&meta),
+        });
+    }
+    if let Ok(mut s) = skipped.lock() {
+        report.skipped.append(&mut s);
+    }
+    report.notes.sort_by(|a, b| a.path.cmp(&b.path));
+    report.attachments.sort();
+    report.skipped.sort_by(|a, b| a.path.cmp(&b.path));
+    report.skipped.dedup();
+    Ok(report)
+}
+
+fn describe_walk_error(root: &Path, err: &ignore::Error) -> (String, SkipReason) {
+    match err {
+        ignore::Error::WithPath { path, err } => {
+            let (_, reason) = describe_walk_error(root, err);
+            (
+                relative(root, path).unwrap_or_else(|| path.display().to_string()),
+                reason,
+            )
+        }
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
+            describe_walk_error(root, err)
+        }
+        ignore::Error::Loop { child, .. } => (
+            relative(root, child).unwrap_or_else(|| child.display().to_string()),
+            SkipReason::SymlinkLoop,
+        ),
+        other => (
+            String::new(),
+            SkipReason::Unreadable {
+                error: other.to_string(),
+            },
+        ),
+    }
+}
+
+/// Reads a note file, checking the size cap, binary content and UTF-8.
+pub fn read_note_file(file: &NoteFile, max_file_bytes: u64) -> Result<String, SkipReason> {
+    let bytes = fs::read(&file.abs_path).map_err(|e| SkipReason::Unreadable {
+        error: e.to_string(),
+    })?;
+    if bytes.len() as u64 > max_file_bytes {
+        return Err(SkipReason::TooLarge {
+            bytes: bytes.len() as u64,
+            limit: max_file_bytes,
+        });
+    }
+    decode_note(bytes)
+}
+
+/// Checks that note bytes are text: no NUL byte in the first 8 KiB, valid UTF-8.
+pub fn decode_note(bytes: Vec<u8>) -> Result<String, SkipReason> {
+    if bytes.iter().take(8192).any(|&b| b == 0) {
+        return Err(SkipReason::Binary);
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let line = e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+        SkipReason::NotUtf8 { line, byte: at }
+    })
+}

@@ -1,0 +1,176 @@
+//! A whole vault in memory: scanned, read, parsed and linked.
+
+use std::path::{Path, PathBuf};
+
+use crate::chunk::{ApproxTokenCounter, Chunk, ChunkOptions, chunk_note};
+use crate::config::VaultConfig;
+use crate::daily::DailyNotes;
+use crate::error::VaultError;
+use crate::links::{LinkGraph, LinkResolver, Resolution};
+use crate::model::Note;
+use crate::parse::{ParseOptions, parse_note};
+use crate::scan::{ScanOptions, Skipped, read_note_file, scan_vault};
+
+/// How to open a vault: command-line settings that add to the vault's config file.
+#[derive(Debug, Clone, Default)]
+pub struct OpenOptions {
+    pub include: Vec<String>,
+    pub exclude: Vec<String>,
+    /// Overrides the config's size cap.
+    pub max_file_bytes: Option<u64>,
+    /// Directories never walked (the index directory when it lives inside the vault).
+    pub skip_dirs: Vec<PathBuf>,
+}
+
+/// A parsed vault.
+#[derive(Debug, Clone)]
+pub struct Vault {
+    /// Canonical root directory.
+    pub root: PathBuf,
+    pub config: VaultConfig,
+    /// Notes sorted by path.
+    pub notes: Vec<Note>,
+    /// Modification times of `notes`, same order (ns since the epoch).
+    pub mtimes_ns: Vec<u128>,
+    pub attachments: Vec<String>,
+    pub skipped: Vec<Skipped>,
+    pub resolver: LinkResolver,
+    pub graph: LinkGraph,
+    /// See [`crate::ScanReport::newest_mtime_ns`].
+    pub newest_mtime_ns: u128,
+}
+
+impl Vault {
+    /// Scans, reads and parses the vault at `root`. Files that cannot be read are reported in
+    /// [`Vault::skipped`]; only a missing root or a broken config is an error.
+    pub fn open(root: &Path, options: &OpenOptions) -> Result<Vault, VaultError> {
+        let canonical = root.canonicalize().map_err(|e| VaultError::Root {
+            path: root.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        let config = VaultConfig::load(&canonical)?;
+        let max_file_bytes = options
+            .max_file_bytes
+            .or(config
+                .vault
+                .max_file_mb
+                .map(|mb| (mb * 1024.0 * 1024.0) as u64))
+            .unwrap_or(crate::scan::DEFAULT_MAX_FILE_BYTES);
+        let scan_options = ScanOptions {
+            include: [config.vault.include.clone(), options.include.clone()].concat(),
+            exclude: [config.vault.exclude.clone(), options.exclude.clone()].concat(),
+            max_file_bytes,
+            skip_dirs: options.skip_dirs.clone(),
+        };
+        let report = scan_vault(&canonical, &scan_options)?;
+        let daily_notes = std::fs::read_to_string(canonical.join(".obsidian/daily-notes.json"))
+            .map(|json| DailyNotes::from_settings_json(&json))
+            .unwrap_or_default();
+        let parse_options = ParseOptions { daily_notes };
+
+        let mut skipped = report.skipped;
+        let mut notes = Vec::with_capacity(report.notes.len());
+        let mut mtimes_ns = Vec::with_capacity(report.notes.len());
+        for file in &report.notes {
+            match read_note_file(file, max_file_bytes) {
+                Ok(text) => {
+                    notes.push(parse_note(&file.path, &text, &parse_options));
+                    mtimes_ns.push(file.mtime_ns);
+                }
+                Err(reason) => skipped.push(Skipped::new(file.path.clone(), reason)),
+            }
+        }
+        skipped.sort_by(|a, b| a.path.cmp(&b.path));
+        let resolver = LinkResolver::new(&notes, &report.attachments);
+        let graph = LinkGraph::build(&notes, &resolver);
+        Ok(Vault {
+            root: canonical,
+            config,
+            notes,
+            mtimes_ns,
+            attachments: report.attachments,
+            skipped,
+            resolver,
+            graph,
+            newest_mtime_ns: report.newest_mtime_ns,
+        })
+    }
+
+    /// The index of the note at exactly this vault-relative path.
+    pub fn index_of(&self, path: &str) -> Option<usize> {
+        self.notes
+            .binary_search_by(|n| n.path.as_str().cmp(path))
+            .ok()
+    }
+
+    /// Finds a note by a vault-relative path (`.md` optional, case-insensitive) or a name resolved
+    /// like a wikilink (file name, alias). Absolute paths and paths that climb out with `..` are
+    /// refused: this is the lookup servers use for paths from requests.
+    pub fn find_note(&self, query: &str) -> Result<usize, VaultError> {
+        let query = query.trim();
+        if query.is_empty() {
+            return Err(VaultError::BadRequest("empty note path".into()));
+        }
+        check_confined(query)?;
+        let normalized = query.replace('\\', "/");
+        let normalized = normalized.trim_start_matches("./");
+        let with_md = if normalized.to_lowercase().ends_with(".md") {
+            normalized.to_string()
+        } else {
+            format!("{normalized}.md")
+        };
+        if let Some(i) = self.index_of(&with_md) {
+            return Ok(i);
+        }
+        let lower = with_md.to_lowercase();
+        if let Some(i) = self
+            .notes
+            .iter()
+            .position(|n| n.path.to_lowercase() == lower)
+        {
+            return Ok(i);
+        }
+        match self.resolver.resolve("", normalized) {
+            Some(Resolution::Note(i)) => Ok(i),
+            _ => Err(VaultError::NoteNotFound(query.to_string())),
+        }
+    }
+
+    /// The chunk settings of this vault.
+    pub fn chunk_options(&self) -> ChunkOptions {
+        let defaults = ChunkOptions::default();
+        let max_tokens = self
+            .config
+            .chunk
+            .max_tokens
+            .unwrap_or(defaults.max_tokens)
+            .max(16);
+        ChunkOptions {
+            target_tokens: self
+                .config
+                .chunk
+                .target_tokens
+                .unwrap_or(defaults.target_tokens)
+                .min(max_tokens),
+            max_tokens,
+        }
+    }
+
+    /// The chunks of note `i` with the vault's settings and the approximate token counter.
+    pub fn chunks(&self, i: usize) -> Vec<Chunk> {
+        chunk_note(&self.notes[i], &self.chunk_options(), &ApproxTokenCounter)
+    }
+}
+
+/// Refuses absolute paths, drive prefixes, NUL bytes and any `..` component.
+pub fn check_confined(query: &str) -> Result<(), VaultError> {
+    let refused = query.contains('\0')
+        || query.starts_with('/')
+        || query.starts_with('\\')
+        || query.chars().nth(1) == Some(':')
+        || query.split(['/', '\\']).any(|part| part == "..");
+    if refused {
+        return Err(VaultError::OutsideVault(query.to_string()));
+    }
+    Ok(())
+}

@@ -1,0 +1,493 @@
+//! The `quire` command line: flags in, library calls, output out. No parsing or ranking here.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+use clap::{Parser, Subcommand};
+use quire_vault::links::{Resolution, describe_link};
+use quire_vault::reasoning::{self, to_canonical_json};
+use quire_vault::{OpenOptions, Outline, OutlineNode, Vault, VaultError};
+use serde_json::json;
+
+/// `println!` into the output buffer (writing to a `String` cannot fail).
+macro_rules! outln {
+    ($out:expr, $($arg:tt)*) => {{
+        use std::fmt::Write as _;
+        let _ = writeln!($out, $($arg)*);
+    }};
+}
+
+/// Exit codes (also in the README).
+const EXIT_ERROR: u8 = 1;
+const EXIT_STALE: u8 = 3;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "quire",
+    version,
+    about = "A local-first knowledge engine for Markdown vaults"
+)]
+struct Cli {
+    /// The vault directory (default: $QUIRE_VAULT, else the current directory).
+    #[arg(long, global = true, env = "QUIRE_VAULT")]
+    vault: Option<PathBuf>,
+    /// Print JSON instead of text.
+    #[arg(long, global = true)]
+    json: bool,
+    /// Only read notes matching this glob (repeatable; adds to the config's `include`).
+    #[arg(long, global = true)]
+    include: Vec<String>,
+    /// Skip notes matching this glob (repeatable; adds to the config's `exclude`).
+    #[arg(long, global = true)]
+    exclude: Vec<String>,
+    /// Skip notes larger than this many megabytes (default 5, or the config's `max_file_mb`).
+    #[arg(long, global = true)]
+    max_file_mb: Option<f64>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// The vault's folders and notes, with heading counts.
+    Tree,
+    /// One row per note: title, selected properties, tags, top headings, links, sha256.
+    Manifest,
+    /// A note's heading tree with line ranges.
+    Outline { note: String },
+    /// Print a note, or exactly some of its lines.
+    Read {
+        note: String,
+        /// Lines A-B (1-based, inclusive), or a single line A.
+        #[arg(long, conflicts_with = "heading")]
+        lines: Option<String>,
+        /// The section under a heading, as a path of heading texts: "Plan/Week 2".
+        #[arg(long)]
+        heading: Option<String>,
+    },
+    /// A note's outgoing links, backlinks and unresolved links.
+    Links { note: String },
+    /// A note's chunks: id, heading path, lines, content hash.
+    Chunks { note: String },
+    /// Write the reasoning index (tree, manifest, outlines) to OUT_DIR, or check it.
+    ExportIndex {
+        out_dir: PathBuf,
+        /// Do not write: list notes whose sha256 no longer matches the export (exit 3 if any).
+        #[arg(long)]
+        check: bool,
+        /// Overwrite an export made from a newer vault state, or a non-export directory.
+        #[arg(long)]
+        force: bool,
+    },
+    /// What was read, and every file skipped or with problems, with the reason.
+    Scan,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let mut out = String::new();
+    let code = match run(cli, &mut out) {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("quire: error: {err:#}");
+            ExitCode::from(EXIT_ERROR)
+        }
+    };
+    // Output is written once at the end; a closed pipe (`quire tree | head`) is not an error.
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = stdout
+        .write_all(out.as_bytes())
+        .and_then(|_| stdout.flush())
+        && e.kind() != std::io::ErrorKind::BrokenPipe
+    {
+        eprintln!("quire: error: cannot write output: {e}");
+        return ExitCode::from(EXIT_ERROR);
+    }
+    code
+}
+
+fn open_vault(cli: &Cli) -> Result<Vault> {
+    let root = match &cli.vault {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().context("cannot read the current directory")?,
+    };
+    let options = OpenOptions {
+        include: cli.include.clone(),
+        exclude: cli.exclude.clone(),
+        max_file_bytes: cli.max_file_mb.map(|mb| (mb * 1024.0 * 1024.0) as u64),
+        skip_dirs: Vec::new(),
+    };
+    Ok(Vault::open(&root, &options)?)
+}
+
+/// A NOTE argument: a path to a file inside the vault (relative to the current directory or
+/// absolute), a vault-relative path, or a name resolved like a wikilink. Anything that leads
+/// outside the vault is refused.
+fn find_note(vault: &Vault, arg: &str) -> Result<usize> {
+    let as_path = Path::new(arg);
+    if (as_path.is_absolute() || as_path.exists())
+        && let Ok(canonical) = as_path.canonicalize()
+    {
+        let Ok(rel) = canonical.strip_prefix(&vault.root) else {
+            return Err(VaultError::OutsideVault(arg.to_string()).into());
+        };
+        let rel = rel.to_string_lossy().replace('\\', "/");
+        return vault.index_of(&rel).ok_or_else(|| {
+            anyhow::anyhow!(
+                "`{arg}` is in the vault but is not a note that was read (see `quire scan`)"
+            )
+        });
+    }
+    Ok(vault.find_note(arg)?)
+}
+
+fn print_json(out: &mut String, value: &impl serde::Serialize) {
+    out.push_str(&to_canonical_json(value));
+}
+
+fn run(cli: Cli, out: &mut String) -> Result<ExitCode> {
+    let vault = open_vault(&cli)?;
+    match &cli.command {
+        Command::Tree => {
+            let tree = reasoning::vault_tree(&vault);
+            if cli.json {
+                print_json(out, &tree);
+            } else {
+                outln!(
+                    out,
+                    "{} ({} notes)",
+                    vault.root.display(),
+                    vault.notes.len()
+                );
+                print_tree(out, &tree, "");
+            }
+        }
+        Command::Manifest => {
+            let manifest = reasoning::manifest(&vault);
+            if cli.json {
+                print_json(out, &manifest);
+            } else {
+                for row in manifest["notes"].as_array().into_iter().flatten() {
+                    outln!(
+                        out,
+                        "{}\t{}\ttags: {}\tout: {}\tback: {}\twords: {}",
+                        row["path"].as_str().unwrap_or_default(),
+                        row["title"].as_str().unwrap_or_default(),
+                        join_strings(&row["tags"]),
+                        row["links_out"].as_array().map_or(0, |a| a.len()),
+                        row["backlinks_count"],
+                        row["word_count"],
+                    );
+                }
+            }
+        }
+        Command::Outline { note } => {
+            let i = find_note(&vault, note)?;
+            let outline = Outline::of(&vault.notes[i]);
+            if cli.json {
+                print_json(out, &outline);
+            } else {
+                outln!(
+                    out,
+                    "{} — {} ({} lines)",
+                    outline.path,
+                    outline.title,
+                    outline.line_count
+                );
+                print_outline(out, &outline.headings, &outline.path, 0);
+            }
+        }
+        Command::Read {
+            note,
+            lines,
+            heading,
+        } => {
+            let i = find_note(&vault, note)?;
+            let n = &vault.notes[i];
+            let (start, end) = match (lines, heading) {
+                (Some(spec), _) => parse_line_range(spec, n.line_count)?,
+                (None, Some(h)) => {
+                    let outline = Outline::of(n);
+                    let node = outline
+                        .find(h)
+                        .ok_or_else(|| anyhow::anyhow!("no heading `{h}` in {}", n.path))?;
+                    (node.line, node.end_line)
+                }
+                (None, None) => (1, n.line_count),
+            };
+            let text = n.lines(start, end).unwrap_or_default();
+            if cli.json {
+                print_json(
+                    out,
+                    &json!({
+                        "path": n.path, "start_line": start, "end_line": end, "text": text, "sha256": n.sha256,
+                    }),
+                );
+            } else {
+                outln!(out, "{text}");
+            }
+        }
+        Command::Links { note } => {
+            let i = find_note(&vault, note)?;
+            let n = &vault.notes[i];
+            let outgoing: Vec<_> = n
+                .links
+                .iter()
+                .zip(&vault.graph.resolutions[i])
+                .map(|(link, res)| {
+                    let (kind, resolved) = match res {
+                        Some(Resolution::Note(j)) => ("note", Some(vault.notes[*j].path.clone())),
+                        Some(Resolution::Attachment(p)) => ("attachment", Some(p.clone())),
+                        None => ("unresolved", None),
+                    };
+                    json!({
+                        "link": describe_link(link), "kind": link.kind, "target": link.target,
+                        "subpath": link.subpath, "line": link.line, "resolves_to": kind, "path": resolved,
+                    })
+                })
+                .collect();
+            let backlinks: Vec<&str> = vault.graph.backlinks[i]
+                .iter()
+                .map(|&j| vault.notes[j].path.as_str())
+                .collect();
+            let mocs: Vec<&str> = vault.graph.moc_parents[i]
+                .iter()
+                .map(|&j| vault.notes[j].path.as_str())
+                .collect();
+            if cli.json {
+                print_json(
+                    out,
+                    &json!({
+                        "path": n.path, "outgoing": outgoing, "backlinks": backlinks,
+                        "unresolved": vault.graph.unresolved[i], "moc_parents": mocs,
+                    }),
+                );
+            } else {
+                outln!(out, "{} — outgoing:", n.path);
+                for o in &outgoing {
+                    let to = o["path"].as_str().unwrap_or("(unresolved)");
+                    outln!(
+                        out,
+                        "  {}:{}  {}  → {}",
+                        n.path,
+                        o["line"],
+                        o["link"].as_str().unwrap_or_default(),
+                        to
+                    );
+                }
+                outln!(out, "backlinks ({}):", backlinks.len());
+                for b in &backlinks {
+                    outln!(out, "  {b}");
+                }
+                if !mocs.is_empty() {
+                    outln!(out, "in maps of content: {}", mocs.join(", "));
+                }
+            }
+        }
+        Command::Chunks { note } => {
+            let i = find_note(&vault, note)?;
+            let chunks = vault.chunks(i);
+            if cli.json {
+                print_json(
+                    out,
+                    &json!({ "path": vault.notes[i].path, "chunks": chunks }),
+                );
+            } else {
+                for c in &chunks {
+                    let first = c.body.lines().next().unwrap_or_default();
+                    outln!(
+                        out,
+                        "{}  {}:{}-{}  [{}]  {} tokens  {}\n    {}",
+                        c.id,
+                        c.note_path,
+                        c.start_line,
+                        c.end_line,
+                        c.heading_path.join(" > "),
+                        c.token_count,
+                        &c.content_hash[..12],
+                        truncate(first, 90)
+                    );
+                }
+            }
+        }
+        Command::ExportIndex {
+            out_dir,
+            check,
+            force,
+        } => {
+            if *check {
+                let stale = reasoning::check_export(&vault, out_dir)?;
+                if cli.json {
+                    print_json(
+                        out,
+                        &json!({ "up_to_date": stale.is_empty(), "stale": stale }),
+                    );
+                } else if stale.is_empty() {
+                    outln!(
+                        out,
+                        "{}: up to date ({} notes)",
+                        out_dir.display(),
+                        vault.notes.len()
+                    );
+                } else {
+                    for s in &stale {
+                        outln!(out, "{}\t{}", s.status, s.path);
+                    }
+                    eprintln!(
+                        "quire: {} notes differ from the export in {}",
+                        stale.len(),
+                        out_dir.display()
+                    );
+                }
+                return Ok(if stale.is_empty() {
+                    ExitCode::SUCCESS
+                } else {
+                    ExitCode::from(EXIT_STALE)
+                });
+            }
+            let summary = reasoning::export(&vault, out_dir, *force)?;
+            if cli.json {
+                print_json(out, &summary);
+            } else {
+                outln!(
+                    out,
+                    "wrote the reasoning index of {} notes to {} ({} files, {} stale outlines removed)",
+                    summary.notes,
+                    summary.out_dir.display(),
+                    summary.files_written,
+                    summary.outlines_removed
+                );
+            }
+        }
+        Command::Scan => {
+            let warnings: Vec<_> = vault
+                .notes
+                .iter()
+                .flat_map(|n| {
+                    n.warnings
+                        .iter()
+                        .map(move |w| json!({"path": n.path, "line": w.line, "message": w.message}))
+                })
+                .collect();
+            if cli.json {
+                print_json(
+                    out,
+                    &json!({
+                        "root": vault.root, "notes": vault.notes.len(), "attachments": vault.attachments.len(),
+                        "skipped": vault.skipped, "warnings": warnings,
+                    }),
+                );
+            } else {
+                outln!(
+                    out,
+                    "{}: {} notes read, {} attachments, {} skipped, {} warnings",
+                    vault.root.display(),
+                    vault.notes.len(),
+                    vault.attachments.len(),
+                    vault.skipped.len(),
+                    warnings.len()
+                );
+                for s in &vault.skipped {
+                    outln!(out, "skipped  {}: {}", s.path, s.message);
+                }
+                for w in &warnings {
+                    outln!(
+                        out,
+                        "warning  {}:{}: {}",
+                        w["path"].as_str().unwrap_or_default(),
+                        w["line"],
+                        w["message"].as_str().unwrap_or_default()
+                    );
+                }
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn parse_line_range(spec: &str, line_count: usize) -> Result<(usize, usize)> {
+    let (a, b) = match spec.split_once('-') {
+        Some((a, b)) => (a.trim(), b.trim()),
+        None => (spec.trim(), spec.trim()),
+    };
+    let start: usize = a
+        .parse()
+        .with_context(|| format!("bad line range `{spec}`: expected A-B"))?;
+    let end: usize = if b.is_empty() {
+        line_count
+    } else {
+        b.parse()
+            .with_context(|| format!("bad line range `{spec}`: expected A-B"))?
+    };
+    if start == 0 || start > end {
+        bail!("bad line range `{spec}`: lines are 1-based and A must not exceed B");
+    }
+    if start > line_count {
+        bail!("line {start} is past the end of the note ({line_count} lines)");
+    }
+    Ok((start, end.min(line_count)))
+}
+
+fn join_strings(v: &serde_json::Value) -> String {
+    v.as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x.as_str())
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .unwrap_or_default()
+}
+
+fn truncate(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        format!("{}…", s.chars().take(max).collect::<String>())
+    }
+}
+
+fn print_tree(out: &mut String, node: &serde_json::Value, prefix: &str) {
+    let children = node["children"].as_array().cloned().unwrap_or_default();
+    for (i, child) in children.iter().enumerate() {
+        let last = i + 1 == children.len();
+        let (branch, next) = if last {
+            ("└── ", "    ")
+        } else {
+            ("├── ", "│   ")
+        };
+        let name = child["name"].as_str().unwrap_or_default();
+        if child["kind"] == "folder" {
+            outln!(
+                out,
+                "{prefix}{branch}{name}/ ({} notes)",
+                child["note_count"]
+            );
+            print_tree(out, child, &format!("{prefix}{next}"));
+        } else {
+            outln!(
+                out,
+                "{prefix}{branch}{name}  [{} headings]",
+                child["heading_count"]
+            );
+        }
+    }
+}
+
+fn print_outline(out: &mut String, nodes: &[OutlineNode], path: &str, depth: usize) {
+    for n in nodes {
+        outln!(
+            out,
+            "{}{} {}  {}:{}-{}",
+            "  ".repeat(depth),
+            "#".repeat(n.level as usize),
+            n.text,
+            path,
+            n.line,
+            n.end_line
+        );
+        print_outline(out, &n.children, path, depth + 1);
+    }
+}
