@@ -1,0 +1,262 @@
+//! Property tests of the chunker: coverage, exact line ranges, size limits, and id stability.
+
+use std::collections::BTreeMap;
+
+use proptest::prelude::*;
+use quire_vault::chunk::{ApproxTokenCounter, Chunk, ChunkOptions, TokenCounter, chunk_note};
+use quire_vault::lines::LineIndex;
+use quire_vault::{Note, ParseOptions, parse_note};
+
+const WORDS: &[&str] = &[
+    "note",
+    "vault",
+    "sourdough",
+    "run",
+    "tempo",
+    "Rust",
+    "borrow",
+    "#tag",
+    "[[Link]]",
+    "`code`",
+    "日本語の文章です。",
+    "чтение",
+    "long-word-with-hyphens",
+    "end.",
+    "why?",
+    "%%c%%",
+    "**bold**",
+];
+
+fn words(n: std::ops::Range<usize>) -> impl Strategy<Value = String> {
+    prop::collection::vec(prop::sample::select(WORDS), n).prop_map(|w| w.join(" "))
+}
+
+fn block() -> impl Strategy<Value = String> {
+    prop_oneof![
+        4 => prop::collection::vec(words(1..30), 1..4).prop_map(|lines| lines.join("\n")),
+        2 => prop::collection::vec((words(1..12), prop::collection::vec(words(1..8), 0..3)), 1..5).prop_map(|items| {
+            items
+                .into_iter()
+                .map(|(top, subs)| {
+                    let mut s = format!("- {top}");
+                    for sub in subs {
+                        s.push_str(&format!("\n  - {sub}"));
+                    }
+                    s
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+        }),
+        1 => words(1..10).prop_map(|w| format!("```\n# {w}\n{w}\n```")),
+        1 => words(1..10).prop_map(|w| format!("> [!note] Title\n> {w}")),
+        1 => words(1..10).prop_map(|w| format!("%%\n{}\n%%", w.replace("%%c%%", "c"))),
+        1 => words(1..5).prop_map(|w| format!("| a | b |\n|---|---|\n| {w} | x |")),
+        // One very long line: forces sentence/word splits.
+        1 => words(300..700),
+    ]
+}
+
+#[derive(Debug, Clone)]
+struct Doc {
+    frontmatter: bool,
+    preamble: Vec<String>,
+    sections: Vec<(usize, String, Vec<String>)>,
+}
+
+impl Doc {
+    fn render(&self) -> String {
+        let mut parts = Vec::new();
+        if self.frontmatter {
+            parts.push("---\ntags: [a]\ntitle: x\n---".to_string());
+        }
+        parts.extend(self.preamble.iter().cloned());
+        for (level, heading, blocks) in &self.sections {
+            parts.push(format!("{} {}", "#".repeat(*level), heading));
+            parts.extend(blocks.iter().cloned());
+        }
+        parts.join("\n\n") + "\n"
+    }
+}
+
+fn doc() -> impl Strategy<Value = Doc> {
+    (
+        any::<bool>(),
+        prop::collection::vec(block(), 0..2),
+        prop::collection::vec(
+            (1usize..4, words(1..4), prop::collection::vec(block(), 0..4)),
+            0..7,
+        ),
+    )
+        .prop_map(|(frontmatter, preamble, sections)| Doc {
+            frontmatter,
+            preamble,
+            sections: sections
+                .into_iter()
+                .map(|(l, h, b)| (l, h.replace(['#', '%', '`', '[', ']'], "x"), b))
+                .collect(),
+        })
+}
+
+fn chunks_of(note: &Note, options: &ChunkOptions) -> Vec<Chunk> {
+    chunk_note(note, options, &ApproxTokenCounter)
+}
+
+/// The body as the reader sees it: frontmatter and comments blanked, offsets kept.
+fn visible(note: &Note) -> Vec<u8> {
+    let index = LineIndex::new(&note.source);
+    let mut bytes = note.source.as_bytes().to_vec();
+    let body_start = index.line_start(note.body_start_line);
+    for b in &mut bytes[..body_start] {
+        *b = b' ';
+    }
+    for c in &note.comments {
+        for b in &mut bytes[c.clone()] {
+            *b = b' ';
+        }
+    }
+    bytes
+}
+
+const SMALL: ChunkOptions = ChunkOptions {
+    target_tokens: 60,
+    max_tokens: 120,
+};
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    #[test]
+    fn chunks_cover_every_visible_byte_once_in_order(doc in doc()) {
+        let text = doc.render();
+        let note = parse_note("P/Doc.md", &text, &ParseOptions::default());
+        for options in [SMALL, ChunkOptions::default()] {
+            let chunks = chunks_of(&note, &options);
+            let vis = visible(&note);
+            let mut owner = vec![0usize; vis.len()];
+            let mut last_end = 0;
+            for c in &chunks {
+                prop_assert!(c.byte_range.start >= last_end, "chunks out of order or overlapping");
+                prop_assert!(c.byte_range.start < c.byte_range.end);
+                last_end = c.byte_range.end;
+                for o in &mut owner[c.byte_range.clone()] {
+                    *o += 1;
+                }
+            }
+            for (i, &b) in vis.iter().enumerate() {
+                if !b.is_ascii_whitespace() {
+                    prop_assert_eq!(owner[i], 1, "byte {} ({:?}) covered {} times\n{}", i, b as char, owner[i], text);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn line_ranges_match_byte_ranges_and_sizes_stay_under_the_maximum(doc in doc()) {
+        let text = doc.render();
+        let note = parse_note("P/Doc.md", &text, &ParseOptions::default());
+        let index = LineIndex::new(&note.source);
+        let vis = String::from_utf8(visible(&note)).unwrap();
+        for c in chunks_of(&note, &SMALL) {
+            prop_assert_eq!(c.start_line, index.line_of(c.byte_range.start));
+            prop_assert_eq!(c.end_line, index.line_of(c.byte_range.end - 1));
+            let span = index.span(&note.source, c.start_line, c.end_line).unwrap();
+            prop_assert!(span.start <= c.byte_range.start && c.byte_range.end <= span.end);
+            prop_assert!(ApproxTokenCounter.count_tokens(&vis[c.byte_range.clone()]) <= SMALL.max_tokens);
+            prop_assert_eq!(&c.content_hash, &blake3::hash(c.text.as_bytes()).to_hex()[..32].to_string());
+            prop_assert!(c.text.ends_with(&c.body));
+        }
+    }
+
+    #[test]
+    fn ids_are_stable_under_edits_of_other_sections(doc in doc(), pick in any::<prop::sample::Index>(), extra in words(5..60)) {
+        let editable: Vec<usize> = doc.sections.iter().enumerate().filter(|(_, s)| !s.2.is_empty()).map(|(i, _)| i).collect();
+        prop_assume!(!editable.is_empty());
+        let target = editable[pick.index(editable.len())];
+        let mut edited = doc.clone();
+        edited.sections[target].2.push(extra.replace("%%c%%", "c"));
+        let before = parse_note("P/Doc.md", &doc.render(), &ParseOptions::default());
+        let after = parse_note("P/Doc.md", &edited.render(), &ParseOptions::default());
+        prop_assume!(after.headings.len() == doc.sections.len() && before.headings.len() == doc.sections.len());
+        let edited_path: Vec<String> = {
+            // The heading path of the edited section, as the chunker sees it.
+            let line = after.headings[target].line;
+            chunks_of(&after, &SMALL).into_iter().find(|c| c.start_line >= line).map(|c| c.heading_path).unwrap()
+        };
+        let ids = |chunks: Vec<Chunk>| -> BTreeMap<String, Vec<String>> {
+            let mut map: BTreeMap<String, Vec<String>> = BTreeMap::new();
+            for c in chunks.into_iter().filter(|c| c.heading_path != edited_path) {
+                map.entry(c.heading_path.join("/")).or_default().push(c.id);
+            }
+            map
+        };
+        prop_assert_eq!(ids(chunks_of(&before, &SMALL)), ids(chunks_of(&after, &SMALL)));
+    }
+}
+
+#[test]
+fn ids_are_unique_within_a_note_even_with_repeated_headings() {
+    let text = "# T\n## Notes\na\n## Notes\nb\n# U\n## Notes\nc\n";
+    let note = parse_note("x.md", text, &ParseOptions::default());
+    let chunks = chunks_of(&note, &ChunkOptions::default());
+    // "# T" and "# U" hold only subsections, so they join their first child's chunk.
+    let paths: Vec<String> = chunks.iter().map(|c| c.heading_path.join("/")).collect();
+    assert_eq!(paths, vec!["T/Notes", "T/Notes", "U/Notes"]);
+    let mut ids: Vec<&str> = chunks.iter().map(|c| c.id.as_str()).collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), 3);
+}
+
+#[test]
+fn a_renamed_note_keeps_its_chunk_ids_and_hashes() {
+    let text = "# Trip\n\n## Budget\n- flights\n- hotel\n";
+    let a = chunks_of(
+        &parse_note("a.md", text, &ParseOptions::default()),
+        &ChunkOptions::default(),
+    );
+    let b = chunks_of(
+        &parse_note("Travel/Trip 2027.md", text, &ParseOptions::default()),
+        &ChunkOptions::default(),
+    );
+    let key = |c: &Chunk| (c.id.clone(), c.content_hash.clone());
+    assert_eq!(
+        a.iter().map(key).collect::<Vec<_>>(),
+        b.iter().map(key).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn structure_decides_boundaries() {
+    // Two top-level bullets and a paragraph merge under the target; a heading always starts a chunk
+    // (a heading with only subsections joins its first subsection); the heading path and title are
+    // carried into the text.
+    let text = "---\nx: 1\n---\n# Garden\n\n## Beds\n- tomato\n  - water daily\n- basil\n\nCompost in spring.\n\n## Tools\nA spade.\n";
+    let note = parse_note("Garden.md", text, &ParseOptions::default());
+    let chunks = chunks_of(&note, &ChunkOptions::default());
+    let summary: Vec<(Vec<String>, usize, usize)> = chunks
+        .iter()
+        .map(|c| (c.heading_path.clone(), c.start_line, c.end_line))
+        .collect();
+    assert_eq!(
+        summary,
+        vec![
+            (vec!["Garden".to_string(), "Beds".to_string()], 4, 11),
+            (vec!["Garden".to_string(), "Tools".to_string()], 13, 14),
+        ]
+    );
+    assert_eq!(
+        chunks[0].text,
+        "Garden > Beds\n\n# Garden\n\n## Beds\n- tomato\n  - water daily\n- basil\n\nCompost in spring."
+    );
+    // Small limits split at block boundaries, never inside a bullet.
+    let tiny = ChunkOptions {
+        target_tokens: 3,
+        max_tokens: 40,
+    };
+    let beds: Vec<(usize, usize)> = chunk_note(&note, &tiny, &ApproxTokenCounter)
+        .into_iter()
+        .filter(|c| c.heading_path.len() == 2 && c.heading_path[1] == "Beds")
+        .map(|c| (c.start_line, c.end_line))
+        .collect();
+    assert_eq!(beds, vec![(4, 8), (9, 9), (11, 11)]);
+}
