@@ -51,6 +51,20 @@ fn file_name(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
 }
 
+/// `../../images/a.png` → `images/a.png`.
+fn strip_leading_dots(path: &str) -> &str {
+    let mut rest = path;
+    loop {
+        if let Some(r) = rest.strip_prefix("../") {
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix("./") {
+            rest = r;
+        } else {
+            return rest;
+        }
+    }
+}
+
 /// Joins `relative` onto `folder`, applying `.` and `..`; `None` if it climbs above the vault root.
 pub fn join_relative(folder: &str, relative: &str) -> Option<String> {
     let mut parts: Vec<&str> = folder.split('/').filter(|p| !p.is_empty()).collect();
@@ -132,7 +146,7 @@ impl LinkResolver {
             return Some(i);
         }
         if wanted.contains('/') {
-            let suffix = format!("/{}", wanted.trim_start_matches("./"));
+            let suffix = format!("/{}", strip_leading_dots(&wanted));
             let found = self
                 .note_paths
                 .iter()
@@ -158,11 +172,17 @@ impl LinkResolver {
         if let Some(&i) = self.attachment_by_path.get(&wanted) {
             return Some(self.attachments[i].clone());
         }
+        // Last, by file name: a path written for another layout (`../../images/a.png` from a
+        // docs site) still finds the vault's file whose path ends the same way.
         let found = self.attachment_by_name.get(file_name(&wanted))?;
+        let tail = strip_leading_dots(&wanted);
         found
             .iter()
             .map(|&i| &self.attachments[i])
-            .filter(|p| !wanted.contains('/') || p.to_lowercase().ends_with(&wanted))
+            .filter(|p| {
+                let p = p.to_lowercase();
+                !tail.contains('/') || p == tail || p.ends_with(&format!("/{tail}"))
+            })
             .min_by_key(|p| (p.len(), (*p).clone()))
             .cloned()
     }

@@ -120,6 +120,8 @@ pub struct Link {
     /// The alias or link text, if any.
     pub display: Option<String>,
     pub line: usize,
+    /// A link written in a property value (`up: "[[Parent]]"`), which Obsidian also counts.
+    pub in_frontmatter: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

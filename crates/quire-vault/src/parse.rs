@@ -31,6 +31,8 @@ static TAG: LazyLock<Regex> = LazyLock::new(|| {
 static BLOCK_ID: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?:^|\s)\^([A-Za-z0-9][A-Za-z0-9-]*)\s*$").expect("static regex")
 });
+static WIKILINK: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(!?)\[\[([^\[\]\n]+?)\]\]").expect("static regex"));
 static URL_SCHEME: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^[A-Za-z][A-Za-z0-9+.\-]*:").expect("static regex"));
 
@@ -61,6 +63,7 @@ pub fn parse_note(path: &str, text: &str, options: &ParseOptions) -> Note {
     let mut masked = source.clone();
     let mut body_start_line = 1;
     let mut properties = Default::default();
+    let mut frontmatter_links = Vec::new();
     if let Some(span) = find_frontmatter(&source) {
         let props = parse_properties(&source[span.yaml.clone()], 2);
         if let Some((line, message)) = &props.error {
@@ -68,6 +71,9 @@ pub fn parse_note(path: &str, text: &str, options: &ParseOptions) -> Note {
                 line: *line,
                 message: message.clone(),
             });
+        }
+        if props.error.is_none() {
+            frontmatter_links = property_links(&source, span.yaml.clone(), &index);
         }
         properties = props;
         body_start_line = span.end_line + 1;
@@ -83,6 +89,8 @@ pub fn parse_note(path: &str, text: &str, options: &ParseOptions) -> Note {
     reader.read_blocks(root);
     reader.read_inlines(root);
     let mut parts = reader.note;
+    frontmatter_links.append(&mut parts.links);
+    parts.links = frontmatter_links;
 
     for (line, message) in parts.warnings.drain(..) {
         warnings.push(ParseWarning { line, message });
@@ -140,6 +148,34 @@ pub fn parse_note(path: &str, text: &str, options: &ParseOptions) -> Note {
         comments: parts.comments,
         source,
     }
+}
+
+/// Wikilinks inside property values, e.g. `categories: ["[[Books]]"]`, with their lines.
+fn property_links(source: &str, yaml: std::ops::Range<usize>, index: &LineIndex) -> Vec<Link> {
+    WIKILINK
+        .captures_iter(&source[yaml.clone()])
+        .filter_map(|cap| {
+            let whole = cap.get(0)?;
+            let inner = &cap[2];
+            let (path, display) = match inner.split_once('|') {
+                Some((p, d)) => (p, Some(d.trim().to_string())),
+                None => (inner, None),
+            };
+            let (target, subpath) = split_subpath(path);
+            Some(Link {
+                kind: if cap[1].is_empty() {
+                    LinkKind::Wiki
+                } else {
+                    LinkKind::Embed
+                },
+                target,
+                subpath,
+                display,
+                line: index.line_of(yaml.start + whole.start()),
+                in_frontmatter: true,
+            })
+        })
+        .collect()
 }
 
 /// Replaces every byte of `range` except line breaks with a space (byte offsets are kept).
@@ -306,6 +342,7 @@ impl TreeReader<'_> {
                         subpath,
                         display,
                         line,
+                        in_frontmatter: false,
                     });
                 }
                 NodeValue::Link(l) | NodeValue::Image(l) => {
@@ -328,6 +365,7 @@ impl TreeReader<'_> {
                         subpath,
                         display: (!text.is_empty()).then_some(text),
                         line,
+                        in_frontmatter: false,
                     });
                 }
                 NodeValue::Text(text) => {

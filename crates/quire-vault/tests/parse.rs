@@ -255,3 +255,30 @@ fn word_count_skips_frontmatter_and_comments_and_counts_cjk_characters() {
     let note = parse("---\ntitle: many words here\n---\nOne two three %%hidden words%% 中文字\n");
     assert_eq!(note.word_count, 6);
 }
+
+#[test]
+fn wikilinks_in_properties_are_links() {
+    let note = parse(
+        "---\ncategories:\n  - \"[[Albums]]\"\nartist: \"[[Paul Chambers|PC]]\"\n---\nBody [[Jazz]]\n",
+    );
+    let got: Vec<(&str, Option<&str>, usize, bool)> = note
+        .links
+        .iter()
+        .map(|l| {
+            (
+                l.target.as_str(),
+                l.display.as_deref(),
+                l.line,
+                l.in_frontmatter,
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("Albums", None, 3, true),
+            ("Paul Chambers", Some("PC"), 4, true),
+            ("Jazz", None, 6, false)
+        ]
+    );
+}
