@@ -1,4 +1,5 @@
 //! Parsing Obsidian-flavoured Markdown: each rule with a small document.
+#![allow(clippy::type_complexity)] // tuples of expected values read best inline in these tests
 
 use quire_vault::daily::DailyNotes;
 use quire_vault::{LinkKind, ParseOptions, TagSource, parse_note};
