@@ -322,20 +322,11 @@ fn split_to_fit(
         out.push((range, tokens));
         return;
     }
-    let Some(next) = level.next().or(if level == Level::Char {
-        None
-    } else {
-        Some(Level::Char)
-    }) else {
-        out.push((range, tokens));
-        return;
-    };
-    let cuts = cut_points(text, range.clone(), level);
+    let cuts = cut_points(text, range.clone(), level, max);
     if cuts.len() <= 1 {
-        if level == Level::Char {
-            out.push((range, tokens));
-        } else {
-            split_to_fit(text, range, next, max, counter, out);
+        match level.next() {
+            Some(next) => split_to_fit(text, range, next, max, counter, out),
+            None => out.push((range, tokens)),
         }
         return;
     }
@@ -354,10 +345,9 @@ fn split_to_fit(
             if let Some(cur) = current.take() {
                 out.push(cur);
             }
-            if level == Level::Char {
-                out.push((seg, seg_tokens));
-            } else {
-                split_to_fit(text, seg, next, max, counter, out);
+            match level.next() {
+                Some(next) => split_to_fit(text, seg, next, max, counter, out),
+                None => out.push((seg, seg_tokens)),
             }
             continue;
         }
@@ -378,7 +368,7 @@ fn split_to_fit(
 }
 
 /// Offsets where pieces of `range` may begin at a given level (the first is `range.start`).
-fn cut_points(text: &str, range: Range<usize>, level: Level) -> Vec<usize> {
+fn cut_points(text: &str, range: Range<usize>, level: Level, max: usize) -> Vec<usize> {
     let slice = &text[range.clone()];
     let base = range.start;
     let mut cuts = vec![base];
@@ -419,7 +409,15 @@ fn cut_points(text: &str, range: Range<usize>, level: Level) -> Vec<usize> {
             }
         }
         Level::Char => {
-            cuts.extend(slice.char_indices().skip(1).map(|(i, _)| base + i));
+            // Text without spaces (a long CJK run, a data blob): windows of `max` characters, which
+            // no counter scores above one token per character.
+            cuts.extend(
+                slice
+                    .char_indices()
+                    .step_by(max.max(1))
+                    .skip(1)
+                    .map(|(i, _)| base + i),
+            );
         }
     }
     cuts
