@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs quire from this checkout and runs it on a vault (the bundled sample vault by default).
+# Usage: ./scripts/quickstart.sh [VAULT]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+vault="${1:-examples/vault}"
+
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "quickstart: cargo is not installed; install Rust from https://rustup.rs first" >&2
+  exit 1
+fi
+
+echo "==> building and installing quire (release)"
+cargo install --locked --quiet --path crates/quire
+bin_dir="${CARGO_INSTALL_ROOT:-${CARGO_HOME:-$HOME/.cargo}}/bin"
+export PATH="$bin_dir:$PATH"
+
+echo "==> quire scan: what was read, and what was skipped and why"
+quire --vault "$vault" scan
+echo
+echo "==> quire tree"
+quire --vault "$vault" tree
+echo
+# Show the outline of the vault's first map of content, else of its first note.
+note=$(quire --vault "$vault" --json manifest | python3 -c '
+import json, sys
+notes = json.load(sys.stdin)["notes"]
+mocs = [n["path"] for n in notes if n["is_moc"]]
+print((mocs or [n["path"] for n in notes] or [""])[0])' 2>/dev/null || true)
+if [ -n "$note" ]; then
+  echo "==> quire outline \"$note\""
+  quire --vault "$vault" outline "$note"
+fi
