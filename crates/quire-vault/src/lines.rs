@@ -16,10 +16,19 @@ impl LineIndex {
     pub fn new(text: &str) -> Self {
         let bytes = text.as_bytes();
         let mut starts = vec![0];
-        for (i, &b) in bytes.iter().enumerate() {
-            let is_break = b == b'\n' || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n'));
-            if is_break && i + 1 < bytes.len() {
-                starts.push(i + 1);
+        if memchr::memchr(b'\r', bytes).is_none() {
+            // The common case, found with a vectorized search.
+            starts.extend(
+                memchr::memchr_iter(b'\n', bytes)
+                    .map(|i| i + 1)
+                    .filter(|&s| s < bytes.len()),
+            );
+        } else {
+            for (i, &b) in bytes.iter().enumerate() {
+                let is_break = b == b'\n' || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n'));
+                if is_break && i + 1 < bytes.len() {
+                    starts.push(i + 1);
+                }
             }
         }
         LineIndex {

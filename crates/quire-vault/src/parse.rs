@@ -36,7 +36,8 @@ static WIKILINK: LazyLock<Regex> =
 static URL_SCHEME: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^[A-Za-z][A-Za-z0-9+.\-]*:").expect("static regex"));
 
-fn comrak_options() -> Options<'static> {
+/// The comrak settings quire parses notes with (CommonMark + GFM + Obsidian extensions).
+pub fn markdown_options() -> Options<'static> {
     let mut o = Options::default();
     o.extension.table = true;
     o.extension.tasklist = true;
@@ -81,7 +82,7 @@ pub fn parse_note(path: &str, text: &str, options: &ParseOptions) -> Note {
     }
 
     let arena = Arena::new();
-    let root = comrak::parse_document(&arena, &masked, &comrak_options());
+    let root = comrak::parse_document(&arena, &masked, &markdown_options());
     let mut reader = TreeReader {
         index: &index,
         note: NoteParts::default(),
@@ -120,11 +121,14 @@ pub fn parse_note(path: &str, text: &str, options: &ParseOptions) -> Note {
         .collect();
     tags.extend(parts.tags);
 
-    let mut visible = masked;
+    // Words of the visible body: the text between comments.
+    let mut word_count = 0;
+    let mut at = 0;
     for range in &parts.comments {
-        blank(&mut visible, range.clone());
+        word_count += count_words(masked.get(at..range.start).unwrap_or(""));
+        at = range.end;
     }
-    let word_count = count_words(&visible);
+    word_count += count_words(masked.get(at..).unwrap_or(""));
 
     warnings.sort_by_key(|w| w.line);
     Note {
@@ -198,21 +202,34 @@ fn blank(text: &mut String, range: std::ops::Range<usize>) {
 
 /// Words as Obsidian counts them: runs of non-space characters, and each CJK character alone.
 pub fn count_words(text: &str) -> usize {
+    let bytes = text.as_bytes();
     let mut words = 0;
-    for token in text.split_whitespace() {
-        let mut in_word = false;
-        for c in token.chars() {
-            if is_cjk(c) {
-                words += 1;
-                in_word = false;
-            } else if c.is_alphanumeric() {
-                if !in_word {
-                    words += 1;
-                    in_word = true;
-                }
+    let mut in_word = false;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b < 0x80 {
+            // ASCII, read byte by byte (most notes are mostly ASCII).
+            if b.is_ascii_alphanumeric() {
+                words += usize::from(!in_word);
+                in_word = true;
             } else {
-                in_word = in_word && (c == '\'' || c == '-' || c == '’');
+                // An apostrophe or hyphen inside a word does not end it.
+                in_word = in_word && (b == b'\'' || b == b'-');
             }
+            i += 1;
+            continue;
+        }
+        let c = text[i..].chars().next().unwrap_or(' ');
+        i += c.len_utf8();
+        if is_cjk(c) {
+            words += 1;
+            in_word = false;
+        } else if c.is_alphanumeric() {
+            words += usize::from(!in_word);
+            in_word = true;
+        } else {
+            in_word = in_word && c == '’';
         }
     }
     words
@@ -369,10 +386,12 @@ impl TreeReader<'_> {
                     });
                 }
                 NodeValue::Text(text) => {
-                    if has_ancestor_link(node) {
+                    let maybe_tag = text.contains('#');
+                    let maybe_id = text.contains('^');
+                    if !(maybe_tag || maybe_id) || has_ancestor_link(node) {
                         continue;
                     }
-                    for cap in TAG.captures_iter(text) {
+                    for cap in TAG.captures_iter(if maybe_tag { text } else { "" }) {
                         let name = cap[1].trim_end_matches('/');
                         if name.chars().any(|c| !c.is_ascii_digit()) && !name.is_empty() {
                             self.note.tags.push(Tag {
@@ -385,7 +404,10 @@ impl TreeReader<'_> {
                     let ends_line = node.next_sibling().is_none_or(|n| {
                         matches!(n.data().value, NodeValue::SoftBreak | NodeValue::LineBreak)
                     });
-                    if ends_line && let Some(cap) = BLOCK_ID.captures(text) {
+                    if maybe_id
+                        && ends_line
+                        && let Some(cap) = BLOCK_ID.captures(text)
+                    {
                         self.note.block_ids.push(BlockId {
                             id: cap[1].to_string(),
                             line,
