@@ -125,7 +125,13 @@ pub fn manifest(vault: &Vault) -> Json {
             })
         })
         .collect();
-    json!({ "format": FORMAT_VERSION, "note_count": notes.len(), "notes": notes })
+    let orphans: Vec<&str> = vault
+        .graph
+        .orphans()
+        .into_iter()
+        .map(|i| vault.notes[i].path.as_str())
+        .collect();
+    json!({ "format": FORMAT_VERSION, "note_count": notes.len(), "notes": notes, "orphans": orphans })
 }
 
 /// Serializes with sorted keys (serde_json's default map is ordered by key), two-space indent and

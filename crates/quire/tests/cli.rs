@@ -551,3 +551,60 @@ fn tree_json_lists_folders_and_notes_with_heading_counts() {
     assert_eq!(first["path"], "Journal/2026-11-16.md");
     assert!(first["heading_count"].as_u64().unwrap() >= 1);
 }
+
+#[test]
+fn exclude_and_include_globs_and_the_config_file_decide_what_is_read() {
+    let work = tempfile::tempdir().unwrap();
+    let v = work.path().join("v");
+    copy_dir(&sample_vault(), &v);
+    let scan = json(&run(&v, &["--json", "--exclude", "Journal", "scan"]));
+    assert_eq!(scan["notes"], 33);
+    let skipped = scan["skipped"].as_array().unwrap();
+    assert_eq!(skipped.len(), 14);
+    assert!(
+        skipped
+            .iter()
+            .all(|s| s["reason"]["kind"] == "excluded" && s["reason"]["pattern"] == "Journal")
+    );
+
+    fs::create_dir_all(v.join(".quire")).unwrap();
+    fs::write(
+        v.join(".quire/config.toml"),
+        "[vault]\ninclude = [\"Languages/**\"]\n",
+    )
+    .unwrap();
+    let scan = json(&run(&v, &["--json", "scan"]));
+    assert_eq!(scan["notes"], 6);
+
+    fs::write(
+        v.join(".quire/config.toml"),
+        "[vault]\ninclude = [\"Languages/**\"\n",
+    )
+    .unwrap();
+    let out = run(&v, &["scan"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains(".quire/config.toml"),
+        "{}",
+        stderr(&out)
+    );
+    let bad_glob = run(&sample_vault(), &["--exclude", "a[", "scan"]);
+    assert_eq!(bad_glob.status.code(), Some(1));
+    assert!(stderr(&bad_glob).contains("invalid glob pattern `a[`"));
+}
+
+#[test]
+fn manifest_lists_orphans() {
+    let v = json(&run(&sample_vault(), &["--json", "manifest"]));
+    let orphans: Vec<&str> = v["orphans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o.as_str().unwrap())
+        .collect();
+    assert!(
+        orphans.contains(&"Resources/Loose thought.md"),
+        "{orphans:?}"
+    );
+    assert!(!orphans.contains(&"Home.md"));
+}
