@@ -42,4 +42,4 @@ pub use model::*;
 pub use outline::{Outline, OutlineNode};
 pub use parse::{ParseOptions, parse_note};
 pub use scan::{ScanOptions, ScanReport, SkipReason, Skipped};
-pub use vault::{OpenOptions, Vault};
+pub use vault::{OpenOptions, Vault, VaultSettings};

@@ -8,7 +8,8 @@ use crate::daily::DailyNotes;
 use crate::error::VaultError;
 use crate::links::{LinkGraph, LinkResolver, Resolution};
 use crate::model::Note;
-use crate::parse::{ParseOptions, parse_note};
+use crate::parse::ParseOptions;
+use crate::parse::parse_note;
 use crate::scan::{ScanOptions, Skipped, read_note_file, scan_vault};
 
 /// How to open a vault: command-line settings that add to the vault's config file.
@@ -20,6 +21,73 @@ pub struct OpenOptions {
     pub max_file_bytes: Option<u64>,
     /// Directories never walked (the index directory when it lives inside the vault).
     pub skip_dirs: Vec<PathBuf>,
+}
+
+/// Everything that decides how a vault is read: its root, config file, scan rules, daily-notes
+/// settings and chunk sizes. Loaded once; used by [`Vault::open`] and by the index's sync.
+#[derive(Debug, Clone)]
+pub struct VaultSettings {
+    /// Canonical root directory.
+    pub root: PathBuf,
+    pub config: VaultConfig,
+    pub scan: ScanOptions,
+    pub parse: ParseOptions,
+    pub chunk: ChunkOptions,
+}
+
+impl VaultSettings {
+    /// Reads `.quire/config.toml` and `.obsidian/daily-notes.json` under `root`, then applies the
+    /// command-line `options` on top.
+    pub fn load(root: &Path, options: &OpenOptions) -> Result<VaultSettings, VaultError> {
+        let canonical = root.canonicalize().map_err(|e| VaultError::Root {
+            path: root.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        if !canonical.is_dir() {
+            return Err(VaultError::Root {
+                path: canonical,
+                message: "not a directory".into(),
+            });
+        }
+        let config = VaultConfig::load(&canonical)?;
+        let max_file_bytes = options
+            .max_file_bytes
+            .or(config
+                .vault
+                .max_file_mb
+                .map(|mb| (mb * 1024.0 * 1024.0) as u64))
+            .unwrap_or(crate::scan::DEFAULT_MAX_FILE_BYTES);
+        let scan = ScanOptions {
+            include: [config.vault.include.clone(), options.include.clone()].concat(),
+            exclude: [config.vault.exclude.clone(), options.exclude.clone()].concat(),
+            max_file_bytes,
+            skip_dirs: options.skip_dirs.clone(),
+        };
+        let daily_notes = std::fs::read_to_string(canonical.join(".obsidian/daily-notes.json"))
+            .map(|json| DailyNotes::from_settings_json(&json))
+            .unwrap_or_default();
+        let defaults = ChunkOptions::default();
+        let max_tokens = config
+            .chunk
+            .max_tokens
+            .unwrap_or(defaults.max_tokens)
+            .max(16);
+        let chunk = ChunkOptions {
+            target_tokens: config
+                .chunk
+                .target_tokens
+                .unwrap_or(defaults.target_tokens)
+                .min(max_tokens),
+            max_tokens,
+        };
+        Ok(VaultSettings {
+            root: canonical,
+            config,
+            scan,
+            parse: ParseOptions { daily_notes },
+            chunk,
+        })
+    }
 }
 
 /// A parsed vault.
@@ -36,6 +104,7 @@ pub struct Vault {
     pub skipped: Vec<Skipped>,
     pub resolver: LinkResolver,
     pub graph: LinkGraph,
+    pub chunk_options: ChunkOptions,
     /// See [`crate::ScanReport::newest_mtime_ns`].
     pub newest_mtime_ns: u128,
 }
@@ -44,29 +113,12 @@ impl Vault {
     /// Scans, reads and parses the vault at `root`. Files that cannot be read are reported in
     /// [`Vault::skipped`]; only a missing root or a broken config is an error.
     pub fn open(root: &Path, options: &OpenOptions) -> Result<Vault, VaultError> {
-        let canonical = root.canonicalize().map_err(|e| VaultError::Root {
-            path: root.to_path_buf(),
-            message: e.to_string(),
-        })?;
-        let config = VaultConfig::load(&canonical)?;
-        let max_file_bytes = options
-            .max_file_bytes
-            .or(config
-                .vault
-                .max_file_mb
-                .map(|mb| (mb * 1024.0 * 1024.0) as u64))
-            .unwrap_or(crate::scan::DEFAULT_MAX_FILE_BYTES);
-        let scan_options = ScanOptions {
-            include: [config.vault.include.clone(), options.include.clone()].concat(),
-            exclude: [config.vault.exclude.clone(), options.exclude.clone()].concat(),
-            max_file_bytes,
-            skip_dirs: options.skip_dirs.clone(),
-        };
-        let report = scan_vault(&canonical, &scan_options)?;
-        let daily_notes = std::fs::read_to_string(canonical.join(".obsidian/daily-notes.json"))
-            .map(|json| DailyNotes::from_settings_json(&json))
-            .unwrap_or_default();
-        let parse_options = ParseOptions { daily_notes };
+        let settings = VaultSettings::load(root, options)?;
+        let canonical = settings.root.clone();
+        let config = settings.config.clone();
+        let max_file_bytes = settings.scan.max_file_bytes;
+        let parse_options = settings.parse.clone();
+        let report = scan_vault(&canonical, &settings.scan)?;
 
         let mut skipped = report.skipped;
         let mut notes = Vec::with_capacity(report.notes.len());
@@ -92,6 +144,7 @@ impl Vault {
             skipped,
             resolver,
             graph,
+            chunk_options: settings.chunk,
             newest_mtime_ns: report.newest_mtime_ns,
         })
     }
@@ -136,29 +189,9 @@ impl Vault {
         }
     }
 
-    /// The chunk settings of this vault.
-    pub fn chunk_options(&self) -> ChunkOptions {
-        let defaults = ChunkOptions::default();
-        let max_tokens = self
-            .config
-            .chunk
-            .max_tokens
-            .unwrap_or(defaults.max_tokens)
-            .max(16);
-        ChunkOptions {
-            target_tokens: self
-                .config
-                .chunk
-                .target_tokens
-                .unwrap_or(defaults.target_tokens)
-                .min(max_tokens),
-            max_tokens,
-        }
-    }
-
     /// The chunks of note `i` with the vault's settings and the approximate token counter.
     pub fn chunks(&self, i: usize) -> Vec<Chunk> {
-        chunk_note(&self.notes[i], &self.chunk_options(), &ApproxTokenCounter)
+        chunk_note(&self.notes[i], &self.chunk_options, &ApproxTokenCounter)
     }
 }
 

@@ -5,9 +5,13 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
+use quire_index::{Filter, IndexLocation, SyncOptions, sync};
+use quire_search::{SearchRequest, Searcher};
 use quire_vault::links::{Resolution, describe_link};
 use quire_vault::reasoning::{self, to_canonical_json};
 use quire_vault::{OpenOptions, Outline, OutlineNode, Vault, VaultError};
+
+mod progress;
 use serde_json::json;
 
 /// `println!` into the output buffer (writing to a `String` cannot fail).
@@ -44,6 +48,9 @@ struct Cli {
     /// Skip notes larger than this many megabytes (default 5, or the config's `max_file_mb`).
     #[arg(long, global = true)]
     max_file_mb: Option<f64>,
+    /// Where the index lives (default: a per-user data directory keyed by the vault's path).
+    #[arg(long, global = true, env = "QUIRE_INDEX_DIR")]
+    index_dir: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -82,6 +89,38 @@ enum Command {
     },
     /// What was read, and every file skipped or with problems, with the reason.
     Scan,
+    /// Bring the index up to date with the vault (only changed notes are read again).
+    Index {
+        /// Re-read every note and rebuild the full-text index.
+        #[arg(long)]
+        rebuild: bool,
+    },
+    /// The index's coverage: notes, chunks, skipped files with reasons, generation, sizes.
+    Status,
+    /// Search the vault; results are grouped by note with their best sections.
+    Search {
+        query: String,
+        /// Notes to return.
+        #[arg(short = 'k', long, default_value_t = 10)]
+        k: usize,
+        /// hybrid, bm25 or vector (only bm25 until an embedding model is configured).
+        #[arg(long, default_value = "bm25")]
+        mode: quire_search::Mode,
+        /// Only notes in this folder (any depth).
+        #[arg(long)]
+        folder: Option<String>,
+        /// Only notes with this tag (or a tag below it).
+        #[arg(long)]
+        tag: Option<String>,
+    },
+    /// Retrieval quality on a BEIR-layout test set (corpus.jsonl, queries.jsonl, qrels/test.tsv).
+    Eval {
+        dir: PathBuf,
+        /// BM25 weight of the title field. 1 by default here: the titles of test-set documents
+        /// (article titles) are not note titles, for which search uses 5.
+        #[arg(long, default_value_t = 1.0)]
+        title_boost: f32,
+    },
 }
 
 fn main() -> ExitCode {
@@ -147,7 +186,29 @@ fn print_json(out: &mut String, value: &impl serde::Serialize) {
     out.push_str(&to_canonical_json(value));
 }
 
+fn vault_root(cli: &Cli) -> Result<PathBuf> {
+    let root = match &cli.vault {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().context("cannot read the current directory")?,
+    };
+    root.canonicalize()
+        .with_context(|| format!("cannot open vault {}", root.display()))
+}
+
+fn index_location(cli: &Cli) -> Result<IndexLocation> {
+    Ok(match &cli.index_dir {
+        Some(dir) => IndexLocation::new(dir.clone()),
+        None => IndexLocation::default_for(&vault_root(cli)?),
+    })
+}
+
 fn run(cli: Cli, out: &mut String) -> Result<ExitCode> {
+    match &cli.command {
+        Command::Index { .. } | Command::Status | Command::Search { .. } | Command::Eval { .. } => {
+            return run_index_command(&cli, out);
+        }
+        _ => {}
+    }
     let vault = open_vault(&cli)?;
     match &cli.command {
         Command::Tree => {
@@ -361,6 +422,9 @@ fn run(cli: Cli, out: &mut String) -> Result<ExitCode> {
                 );
             }
         }
+        Command::Index { .. } | Command::Status | Command::Search { .. } | Command::Eval { .. } => {
+            unreachable!("handled by run_index_command")
+        }
         Command::Scan => {
             let warnings: Vec<_> = vault
                 .notes
@@ -405,6 +469,211 @@ fn run(cli: Cli, out: &mut String) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Commands that work on the index rather than on the parsed vault.
+fn run_index_command(cli: &Cli, out: &mut String) -> Result<ExitCode> {
+    match &cli.command {
+        Command::Index { rebuild } => {
+            let location = index_location(cli)?;
+            let options = SyncOptions {
+                open: OpenOptions {
+                    include: cli.include.clone(),
+                    exclude: cli.exclude.clone(),
+                    max_file_bytes: cli.max_file_mb.map(|mb| (mb * 1024.0 * 1024.0) as u64),
+                    skip_dirs: Vec::new(),
+                },
+                rebuild: *rebuild,
+            };
+            let progress = progress::SyncBar::new(cli.json);
+            let stats = sync(&vault_root(cli)?, &location, &options, &progress)?;
+            progress.finish();
+            if cli.json {
+                print_json(out, &stats);
+            } else {
+                outln!(
+                    out,
+                    "indexed {} notes ({} unchanged, {} deleted, {} skipped); {} chunks; generation {} in {:.2}s",
+                    stats.notes_indexed,
+                    stats.notes_unchanged,
+                    stats.notes_deleted,
+                    stats.notes_skipped.len(),
+                    stats.chunks_total,
+                    stats.generation,
+                    stats.seconds
+                );
+                for s in &stats.notes_skipped {
+                    outln!(out, "skipped  {}: {}", s.path, s.reason);
+                }
+                outln!(out, "index: {}", location.dir.display());
+            }
+        }
+        Command::Status => {
+            let location = index_location(cli)?;
+            let searcher = Searcher::open(&location)?;
+            let store = searcher.store();
+            let skipped = store.skipped()?;
+            let size = dir_size(&location.dir);
+            let status = json!({
+                "index_dir": location.dir,
+                "vault_root": store.meta("vault_root")?,
+                "generation": store.generation()?,
+                "notes_indexed": store.count("notes")?,
+                "chunks": store.count("chunks")?,
+                "embeddings": store.count("embeddings")?,
+                "embedding_space": serde_json::Value::Null,
+                "skipped": skipped.iter().map(|(p, m)| json!({"path": p, "reason": m})).collect::<Vec<_>>(),
+                "index_bytes": size,
+            });
+            if cli.json {
+                print_json(out, &status);
+            } else {
+                outln!(out, "index       {}", location.dir.display());
+                outln!(out, "generation  {}", status["generation"]);
+                outln!(out, "notes       {}", status["notes_indexed"]);
+                outln!(out, "chunks      {}", status["chunks"]);
+                outln!(
+                    out,
+                    "embeddings  {} (no embedding model configured: search runs in bm25 mode)",
+                    status["embeddings"]
+                );
+                outln!(out, "size        {:.1} MB", size as f64 / 1e6);
+                outln!(out, "skipped     {}", skipped.len());
+                for (path, reason) in &skipped {
+                    outln!(out, "  {path}: {reason}");
+                }
+            }
+        }
+        Command::Search {
+            query,
+            k,
+            mode,
+            folder,
+            tag,
+        } => {
+            let location = index_location(cli)?;
+            let searcher = Searcher::open(&location)?;
+            let mut request = SearchRequest::new(query.clone());
+            request.k = (*k).clamp(1, 200);
+            request.mode = *mode;
+            request.filter = Filter {
+                folder: folder.clone(),
+                tag: tag.clone(),
+            };
+            let results = searcher.search(&request)?;
+            if cli.json {
+                print_json(out, &results);
+            } else {
+                let root = searcher.store().meta("vault_root")?.unwrap_or_default();
+                let vault_name = Path::new(&root)
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                if results.results.is_empty() {
+                    outln!(out, "no results for `{query}`");
+                }
+                for (rank, note) in results.results.iter().enumerate() {
+                    outln!(
+                        out,
+                        "{}. {} — {}  ({:.2})",
+                        rank + 1,
+                        note.path,
+                        note.title,
+                        note.score
+                    );
+                    outln!(out, "   {}", obsidian_uri(&vault_name, &note.path));
+                    for s in &note.sections {
+                        outln!(
+                            out,
+                            "   {}:{}-{}  {}",
+                            note.path,
+                            s.start_line,
+                            s.end_line,
+                            s.heading_path.join(" > ")
+                        );
+                        outln!(
+                            out,
+                            "      {}",
+                            truncate(&s.snippet.replace('\n', " "), 160)
+                        );
+                    }
+                }
+            }
+        }
+        Command::Eval { dir, title_boost } => {
+            let set = quire_search::eval::TestSet::load(dir)?;
+            let boosts = quire_index::Boosts {
+                title: *title_boost,
+                ..Default::default()
+            };
+            let report = quire_search::eval::evaluate_bm25(&set, boosts)?;
+            if cli.json {
+                print_json(out, &report);
+            } else {
+                outln!(
+                    out,
+                    "{}: {} queries over {} documents",
+                    dir.display(),
+                    report.queries,
+                    report.documents
+                );
+                outln!(out, "retriever  nDCG@10  recall@10  recall@100  MRR@10");
+                for name in report.ndcg_at_10.keys() {
+                    outln!(
+                        out,
+                        "{name:<9}  {:.4}   {:.4}     {:.4}      {:.4}",
+                        report.ndcg_at_10[name],
+                        report.recall_at_10[name],
+                        report.recall_at_100[name],
+                        report.mrr_at_10[name]
+                    );
+                }
+                outln!(
+                    out,
+                    "(vector and hybrid need an embedding model, which is not configured yet)"
+                );
+            }
+        }
+        _ => unreachable!("not an index command"),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `obsidian://open?vault=…&file=…` for a note.
+fn obsidian_uri(vault: &str, path: &str) -> String {
+    let file = path.strip_suffix(".md").unwrap_or(path);
+    format!(
+        "obsidian://open?vault={}&file={}",
+        uri_encode(vault),
+        uri_encode(file)
+    )
+}
+
+fn uri_encode(s: &str) -> String {
+    let mut out = String::new();
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+fn dir_size(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| match e.metadata() {
+                    Ok(m) if m.is_dir() => dir_size(&e.path()),
+                    Ok(m) => m.len(),
+                    Err(_) => 0,
+                })
+                .sum()
+        })
+        .unwrap_or(0)
 }
 
 fn parse_line_range(spec: &str, line_count: usize) -> Result<(usize, usize)> {

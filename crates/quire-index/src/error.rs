@@ -1,0 +1,31 @@
+//! Errors of the index crate.
+
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    #[error("index store: {0}")]
+    Store(String),
+    #[error("full-text index: {0}")]
+    FullText(String),
+    #[error(
+        "the index was written by a newer quire (schema {found}, this build reads up to {supported}); upgrade quire or rebuild the index with `quire index --rebuild`"
+    )]
+    NewerSchema { found: i64, supported: i64 },
+    #[error("the index is locked by pid {pid} (lock file {}); wait for it to finish, or remove the lock file if that process is gone", path.display())]
+    Locked { pid: String, path: PathBuf },
+    #[error(transparent)]
+    Vault(#[from] quire_vault::VaultError),
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl From<tantivy::TantivyError> for IndexError {
+    fn from(e: tantivy::TantivyError) -> Self {
+        IndexError::FullText(e.to_string())
+    }
+}

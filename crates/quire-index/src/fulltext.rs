@@ -1,0 +1,302 @@
+//! The tantivy full-text index, derived from the store.
+//!
+//! One document per chunk. Text fields (title, heading path, body) go through
+//! [`crate::analyzer`]; `path`, `folder`, `tag` and `type` are untouched keyword fields used as
+//! filters. Each commit carries the store generation it reflects as its payload, so a crash
+//! between the store commit and this one is seen on the next open and repaired by a rebuild.
+
+use std::path::Path;
+
+use tantivy::collector::TopDocs;
+use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
+use tantivy::schema::{
+    Field, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions, Value,
+};
+use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term, doc};
+
+use crate::analyzer::{ANALYZER, analyze, strip_html, text_analyzer};
+use crate::error::IndexError;
+
+/// Field boosts for BM25 (Obsidian-Copilot's defaults: title ×5, heading ×2).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Boosts {
+    pub title: f32,
+    pub heading: f32,
+    pub body: f32,
+}
+
+impl Default for Boosts {
+    fn default() -> Self {
+        Boosts {
+            title: 5.0,
+            heading: 2.0,
+            body: 1.0,
+        }
+    }
+}
+
+/// What is indexed for one chunk (or one document of an evaluation set).
+#[derive(Debug, Clone, Default)]
+pub struct FullTextDoc {
+    /// Unique key of the document (for notes: `path` + NUL + chunk id).
+    pub key: String,
+    pub path: String,
+    pub title: String,
+    pub headings: String,
+    pub body: String,
+    /// Lowercased tags; each tag also adds its parents (`a/b` adds `a`).
+    pub tags: Vec<String>,
+    pub doc_type: Option<String>,
+}
+
+/// Filters that every hit must pass.
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    /// Only notes in this folder (vault-relative, any depth).
+    pub folder: Option<String>,
+    /// Only notes with this tag (or a tag below it).
+    pub tag: Option<String>,
+}
+
+/// One BM25 hit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FullTextHit {
+    pub key: String,
+    pub path: String,
+    pub score: f32,
+}
+
+#[derive(Clone, Copy)]
+struct Fields {
+    key: Field,
+    path: Field,
+    folder: Field,
+    title: Field,
+    headings: Field,
+    body: Field,
+    tag: Field,
+    doc_type: Field,
+}
+
+fn schema() -> (Schema, Fields) {
+    let mut b = Schema::builder();
+    let text = TextOptions::default().set_indexing_options(
+        TextFieldIndexing::default()
+            .set_tokenizer(ANALYZER)
+            .set_index_option(IndexRecordOption::WithFreqsAndPositions),
+    );
+    let fields = Fields {
+        key: b.add_text_field("key", STRING | STORED),
+        path: b.add_text_field("path", STRING | STORED),
+        folder: b.add_text_field("folder", STRING),
+        title: b.add_text_field("title", text.clone()),
+        headings: b.add_text_field("headings", text.clone()),
+        body: b.add_text_field("body", text),
+        tag: b.add_text_field("tag", STRING),
+        doc_type: b.add_text_field("type", STRING),
+    };
+    (b.build(), fields)
+}
+
+/// The full-text index.
+pub struct FullText {
+    index: Index,
+    reader: IndexReader,
+    fields: Fields,
+}
+
+impl FullText {
+    /// Opens the index in `dir`, creating it if there is none.
+    pub fn open(dir: &Path) -> Result<FullText, IndexError> {
+        std::fs::create_dir_all(dir).map_err(|source| IndexError::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        let (schema, fields) = schema();
+        let directory = tantivy::directory::MmapDirectory::open(dir)
+            .map_err(|e| IndexError::FullText(e.to_string()))?;
+        let index = Index::open_or_create(directory, schema)?;
+        Self::with_index(index, fields)
+    }
+
+    /// An index in memory (evaluation sets, tests).
+    pub fn in_memory() -> Result<FullText, IndexError> {
+        let (schema, fields) = schema();
+        Self::with_index(Index::create_in_ram(schema), fields)
+    }
+
+    fn with_index(index: Index, fields: Fields) -> Result<FullText, IndexError> {
+        index.tokenizers().register(ANALYZER, text_analyzer());
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()?;
+        Ok(FullText {
+            index,
+            reader,
+            fields,
+        })
+    }
+
+    /// The store generation of the last commit (`None` before the first).
+    pub fn generation(&self) -> Result<Option<u64>, IndexError> {
+        let metas = self.index.load_metas()?;
+        Ok(metas.payload.and_then(|p| p.parse().ok()))
+    }
+
+    /// A writer: 1 thread and a 50 MB budget (this is a laptop tool, and the store is the truth).
+    pub fn writer(&self) -> Result<FullTextWriter, IndexError> {
+        let writer: IndexWriter = self.index.writer_with_num_threads(1, 50_000_000)?;
+        Ok(FullTextWriter {
+            writer,
+            fields: self.fields,
+        })
+    }
+
+    /// Makes the last commit visible to searches.
+    pub fn reload(&self) -> Result<(), IndexError> {
+        self.reader.reload()?;
+        Ok(())
+    }
+
+    pub fn num_docs(&self) -> u64 {
+        self.reader.searcher().num_docs()
+    }
+
+    /// BM25 over title, heading path and body with boosts, at most `k` hits, best first.
+    pub fn search(
+        &self,
+        query: &str,
+        k: usize,
+        filter: &Filter,
+        boosts: Boosts,
+    ) -> Result<Vec<FullTextHit>, IndexError> {
+        let terms = analyze(query);
+        if terms.is_empty() || k == 0 {
+            return Ok(Vec::new());
+        }
+        let f = self.fields;
+        let mut should: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        for (field, boost) in [
+            (f.title, boosts.title),
+            (f.headings, boosts.heading),
+            (f.body, boosts.body),
+        ] {
+            if boost <= 0.0 {
+                continue;
+            }
+            for term in &terms {
+                let q = TermQuery::new(
+                    Term::from_field_text(field, term),
+                    IndexRecordOption::WithFreqs,
+                );
+                should.push((Occur::Should, Box::new(BoostQuery::new(Box::new(q), boost))));
+            }
+        }
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> =
+            vec![(Occur::Must, Box::new(BooleanQuery::new(should)))];
+        if let Some(folder) = &filter.folder {
+            let folder = folder.trim_matches('/');
+            clauses.push((
+                Occur::Must,
+                Box::new(TermQuery::new(
+                    Term::from_field_text(f.folder, folder),
+                    IndexRecordOption::Basic,
+                )),
+            ));
+        }
+        if let Some(tag) = &filter.tag {
+            let tag = tag.trim_start_matches('#').to_lowercase();
+            clauses.push((
+                Occur::Must,
+                Box::new(TermQuery::new(
+                    Term::from_field_text(f.tag, &tag),
+                    IndexRecordOption::Basic,
+                )),
+            ));
+        }
+        let query = BooleanQuery::new(clauses);
+        let searcher = self.reader.searcher();
+        let top = searcher.search(&query, &TopDocs::with_limit(k).order_by_score())?;
+        let mut hits = Vec::with_capacity(top.len());
+        for (score, address) in top {
+            let doc: TantivyDocument = searcher.doc(address)?;
+            let get = |field| {
+                doc.get_first(field)
+                    .and_then(|v| v.as_str())
+                    .unwrap_or_default()
+                    .to_string()
+            };
+            hits.push(FullTextHit {
+                key: get(f.key),
+                path: get(f.path),
+                score,
+            });
+        }
+        Ok(hits)
+    }
+}
+
+/// Adds and deletes documents; nothing is visible until [`FullTextWriter::commit`].
+pub struct FullTextWriter {
+    writer: IndexWriter,
+    fields: Fields,
+}
+
+impl FullTextWriter {
+    pub fn delete_all(&mut self) -> Result<(), IndexError> {
+        self.writer.delete_all_documents()?;
+        Ok(())
+    }
+
+    /// Deletes every document of a note.
+    pub fn delete_path(&mut self, path: &str) {
+        self.writer
+            .delete_term(Term::from_field_text(self.fields.path, path));
+    }
+
+    pub fn add(&mut self, d: &FullTextDoc) -> Result<(), IndexError> {
+        let f = self.fields;
+        let mut document = doc!(
+            f.key => d.key.as_str(),
+            f.path => d.path.as_str(),
+            f.title => strip_html(&d.title).as_ref(),
+            f.headings => strip_html(&d.headings).as_ref(),
+            f.body => strip_html(&d.body).as_ref(),
+        );
+        // Every ancestor folder, so a folder filter matches notes at any depth below it.
+        let mut folder = String::new();
+        let parts: Vec<&str> = d.path.split('/').collect();
+        for part in &parts[..parts.len().saturating_sub(1)] {
+            if !folder.is_empty() {
+                folder.push('/');
+            }
+            folder.push_str(part);
+            document.add_text(f.folder, &folder);
+        }
+        for tag in &d.tags {
+            let mut prefix = String::new();
+            for part in tag.split('/') {
+                if !prefix.is_empty() {
+                    prefix.push('/');
+                }
+                prefix.push_str(part);
+                document.add_text(f.tag, &prefix);
+            }
+        }
+        if let Some(t) = &d.doc_type {
+            document.add_text(f.doc_type, t.to_lowercase());
+        }
+        self.writer.add_document(document)?;
+        Ok(())
+    }
+
+    /// Commits, recording the store generation this state reflects.
+    pub fn commit(mut self, generation: u64) -> Result<(), IndexError> {
+        let mut prepared = self.writer.prepare_commit()?;
+        prepared.set_payload(&generation.to_string());
+        prepared.commit()?;
+        self.writer.wait_merging_threads()?;
+        Ok(())
+    }
+}

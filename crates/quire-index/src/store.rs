@@ -1,0 +1,379 @@
+//! The SQLite store: what quire derived from the vault (notes, chunks, tags, links), the expensive
+//! parts (embeddings, keyed by embedding space and content hash), and the generation counter.
+//! The full-text index is derived from this store and can always be rebuilt from it.
+
+use std::path::Path;
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::Serialize;
+
+use crate::error::IndexError;
+
+/// The schema version this build writes; older stores are migrated forward on open.
+pub const SCHEMA_VERSION: i64 = 1;
+
+const MIGRATIONS: &[&str] = &[
+    // 1: the first schema.
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+     CREATE TABLE notes (
+        path TEXT PRIMARY KEY, title TEXT NOT NULL, mtime_ns TEXT NOT NULL, size INTEGER NOT NULL,
+        sha256 TEXT NOT NULL, properties TEXT NOT NULL, daily_date TEXT, word_count INTEGER NOT NULL,
+        generation INTEGER NOT NULL);
+     CREATE TABLE chunks (
+        note_path TEXT NOT NULL, id TEXT NOT NULL, ordinal INTEGER NOT NULL, heading_path TEXT NOT NULL,
+        start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, byte_start INTEGER NOT NULL,
+        byte_end INTEGER NOT NULL, content_hash TEXT NOT NULL, text TEXT NOT NULL, token_count INTEGER NOT NULL,
+        seq INTEGER NOT NULL,
+        PRIMARY KEY (note_path, id));
+     CREATE INDEX chunks_by_hash ON chunks(content_hash);
+     CREATE TABLE tags (note_path TEXT NOT NULL, tag TEXT NOT NULL, line INTEGER NOT NULL);
+     CREATE INDEX tags_by_note ON tags(note_path);
+     CREATE TABLE links (note_path TEXT NOT NULL, target TEXT NOT NULL, subpath TEXT, kind TEXT NOT NULL,
+        line INTEGER NOT NULL);
+     CREATE INDEX links_by_note ON links(note_path);
+     CREATE TABLE skipped (path TEXT PRIMARY KEY, reason TEXT NOT NULL, message TEXT NOT NULL);
+     CREATE TABLE embeddings (space_id TEXT NOT NULL, content_hash TEXT NOT NULL, vector BLOB NOT NULL,
+        PRIMARY KEY (space_id, content_hash));",
+];
+
+/// One note's row.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NoteRow {
+    pub path: String,
+    pub title: String,
+    pub mtime_ns: u128,
+    pub size: u64,
+    pub sha256: String,
+}
+
+/// One chunk's row.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ChunkRow {
+    pub note_path: String,
+    pub id: String,
+    pub ordinal: usize,
+    pub heading_path: Vec<String>,
+    pub start_line: usize,
+    pub end_line: usize,
+    pub content_hash: String,
+    pub text: String,
+}
+
+/// Reads a chunk row selected as `note_path, id, ordinal, heading_path, start_line, end_line,
+/// content_hash, text`.
+fn chunk_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ChunkRow> {
+    let heading: String = r.get(3)?;
+    Ok(ChunkRow {
+        note_path: r.get(0)?,
+        id: r.get(1)?,
+        ordinal: r.get::<_, i64>(2)? as usize,
+        heading_path: serde_json::from_str(&heading).unwrap_or_default(),
+        start_line: r.get::<_, i64>(4)? as usize,
+        end_line: r.get::<_, i64>(5)? as usize,
+        content_hash: r.get(6)?,
+        text: r.get(7)?,
+    })
+}
+
+/// The store. One writer at a time (see [`crate::lock`]); readers may open it concurrently (WAL).
+pub struct Store {
+    conn: Connection,
+}
+
+fn db_err(e: rusqlite::Error) -> IndexError {
+    IndexError::Store(e.to_string())
+}
+
+impl Store {
+    /// Opens (creating and migrating as needed) the store at `path`.
+    pub fn open(path: &Path) -> Result<Store, IndexError> {
+        let conn = Connection::open(path).map_err(db_err)?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(db_err)?;
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(db_err)?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))
+            .map_err(db_err)?;
+        let mut store = Store { conn };
+        store.migrate()?;
+        Ok(store)
+    }
+
+    fn migrate(&mut self) -> Result<(), IndexError> {
+        let version: i64 = self
+            .conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .map_err(db_err)?;
+        if version > SCHEMA_VERSION {
+            return Err(IndexError::NewerSchema {
+                found: version,
+                supported: SCHEMA_VERSION,
+            });
+        }
+        for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+            let tx = self.conn.transaction().map_err(db_err)?;
+            tx.execute_batch(sql).map_err(db_err)?;
+            tx.pragma_update(None, "user_version", (i + 1) as i64)
+                .map_err(db_err)?;
+            tx.commit().map_err(db_err)?;
+        }
+        Ok(())
+    }
+
+    pub fn meta(&self, key: &str) -> Result<Option<String>, IndexError> {
+        self.conn
+            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .optional()
+            .map_err(db_err)
+    }
+
+    /// The last committed generation (0 for a new store).
+    pub fn generation(&self) -> Result<u64, IndexError> {
+        Ok(self
+            .meta("generation")?
+            .and_then(|g| g.parse().ok())
+            .unwrap_or(0))
+    }
+
+    /// Every note's path, mtime, size and sha256.
+    pub fn notes(&self) -> Result<Vec<NoteRow>, IndexError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT path, title, mtime_ns, size, sha256 FROM notes ORDER BY path")
+            .map_err(db_err)?;
+        let rows = stmt
+            .query_map([], |r| {
+                let mtime: String = r.get(2)?;
+                Ok(NoteRow {
+                    path: r.get(0)?,
+                    title: r.get(1)?,
+                    mtime_ns: mtime.parse().unwrap_or(0),
+                    size: r.get::<_, i64>(3)? as u64,
+                    sha256: r.get(4)?,
+                })
+            })
+            .map_err(db_err)?;
+        rows.collect::<Result<_, _>>().map_err(db_err)
+    }
+
+    /// Chunks of one note, or of every note (`None`), in note order then document order.
+    pub fn chunks(&self, note_path: Option<&str>) -> Result<Vec<ChunkRow>, IndexError> {
+        let sql =
+            "SELECT note_path, id, ordinal, heading_path, start_line, end_line, content_hash, text
+                   FROM chunks WHERE ?1 IS NULL OR note_path = ?1 ORDER BY note_path, seq";
+        let mut stmt = self.conn.prepare(sql).map_err(db_err)?;
+        let rows = stmt.query_map([note_path], chunk_row).map_err(db_err)?;
+        rows.collect::<Result<_, _>>().map_err(db_err)
+    }
+
+    /// One chunk by note path and id.
+    pub fn chunk(&self, note_path: &str, id: &str) -> Result<Option<ChunkRow>, IndexError> {
+        let sql =
+            "SELECT note_path, id, ordinal, heading_path, start_line, end_line, content_hash, text
+                   FROM chunks WHERE note_path = ?1 AND id = ?2";
+        self.conn
+            .query_row(sql, [note_path, id], chunk_row)
+            .optional()
+            .map_err(db_err)
+    }
+
+    /// Tags of every note, lowercased, as (path, tag) pairs.
+    pub fn tags(&self) -> Result<Vec<(String, String)>, IndexError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT note_path, tag FROM tags")
+            .map_err(db_err)?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(db_err)?;
+        rows.collect::<Result<_, _>>().map_err(db_err)
+    }
+
+    /// The `type` property of every note that has a string one.
+    pub fn note_types(&self) -> Result<std::collections::HashMap<String, String>, IndexError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT path, properties FROM notes")
+            .map_err(db_err)?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+            .map_err(db_err)?;
+        let mut types = std::collections::HashMap::new();
+        for row in rows {
+            let (path, properties) = row.map_err(db_err)?;
+            let value: serde_json::Value = serde_json::from_str(&properties).unwrap_or_default();
+            if let Some(t) = value.get("type").and_then(|t| t.as_str()) {
+                types.insert(path, t.to_string());
+            }
+        }
+        Ok(types)
+    }
+
+    /// Files skipped by the last sync, with reasons.
+    pub fn skipped(&self) -> Result<Vec<(String, String)>, IndexError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT path, message FROM skipped ORDER BY path")
+            .map_err(db_err)?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(db_err)?;
+        rows.collect::<Result<_, _>>().map_err(db_err)
+    }
+
+    pub fn count(&self, table: &str) -> Result<u64, IndexError> {
+        // `table` is one of our own names, never user input.
+        let sql = format!("SELECT COUNT(*) FROM {table}");
+        self.conn
+            .query_row(&sql, [], |r| r.get::<_, i64>(0))
+            .map(|n| n as u64)
+            .map_err(db_err)
+    }
+
+    /// Starts the one transaction a sync writes in.
+    pub fn begin(&mut self) -> Result<StoreTransaction<'_>, IndexError> {
+        Ok(StoreTransaction {
+            tx: self.conn.transaction().map_err(db_err)?,
+        })
+    }
+}
+
+/// A sync's writes, committed together with the new generation or not at all.
+pub struct StoreTransaction<'c> {
+    tx: rusqlite::Transaction<'c>,
+}
+
+impl StoreTransaction<'_> {
+    /// Removes a note and everything derived from it.
+    pub fn delete_note(&self, path: &str) -> Result<(), IndexError> {
+        for table in ["chunks", "tags", "links"] {
+            self.tx
+                .execute(&format!("DELETE FROM {table} WHERE note_path = ?1"), [path])
+                .map_err(db_err)?;
+        }
+        self.tx
+            .execute("DELETE FROM notes WHERE path = ?1", [path])
+            .map_err(db_err)?;
+        Ok(())
+    }
+
+    /// Records that a note's file changed time but not content.
+    pub fn touch_note(&self, path: &str, mtime_ns: u128, size: u64) -> Result<(), IndexError> {
+        self.tx
+            .execute(
+                "UPDATE notes SET mtime_ns = ?2, size = ?3 WHERE path = ?1",
+                params![path, mtime_ns.to_string(), size as i64],
+            )
+            .map_err(db_err)?;
+        Ok(())
+    }
+
+    /// Writes a note with its chunks, tags and links (replacing what was there).
+    pub fn put_note(
+        &self,
+        note: &quire_vault::Note,
+        chunks: &[quire_vault::Chunk],
+        mtime_ns: u128,
+        size: u64,
+        generation: u64,
+    ) -> Result<(), IndexError> {
+        self.delete_note(&note.path)?;
+        let properties = serde_json::to_string(&note.properties).unwrap_or_else(|_| "{}".into());
+        self.tx
+            .execute(
+                "INSERT INTO notes (path, title, mtime_ns, size, sha256, properties, daily_date, word_count, generation)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                params![
+                    note.path,
+                    note.title,
+                    mtime_ns.to_string(),
+                    size as i64,
+                    note.sha256,
+                    properties,
+                    note.daily_date.map(|d| d.to_string()),
+                    note.word_count as i64,
+                    generation as i64
+                ],
+            )
+            .map_err(db_err)?;
+        let mut insert_chunk = self
+            .tx
+            .prepare_cached(
+                "INSERT INTO chunks (note_path, id, ordinal, heading_path, start_line, end_line, byte_start, byte_end,
+                 content_hash, text, token_count, seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+            )
+            .map_err(db_err)?;
+        for (seq, c) in chunks.iter().enumerate() {
+            insert_chunk
+                .execute(params![
+                    c.note_path,
+                    c.id,
+                    c.ordinal as i64,
+                    serde_json::to_string(&c.heading_path).unwrap_or_else(|_| "[]".into()),
+                    c.start_line as i64,
+                    c.end_line as i64,
+                    c.byte_range.start as i64,
+                    c.byte_range.end as i64,
+                    c.content_hash,
+                    c.text,
+                    c.token_count as i64,
+                    seq as i64
+                ])
+                .map_err(db_err)?;
+        }
+        let mut insert_tag = self
+            .tx
+            .prepare_cached("INSERT INTO tags (note_path, tag, line) VALUES (?1, ?2, ?3)")
+            .map_err(db_err)?;
+        for t in &note.tags {
+            insert_tag
+                .execute(params![note.path, t.name.to_lowercase(), t.line as i64])
+                .map_err(db_err)?;
+        }
+        let mut insert_link = self
+            .tx
+            .prepare_cached("INSERT INTO links (note_path, target, subpath, kind, line) VALUES (?1, ?2, ?3, ?4, ?5)")
+            .map_err(db_err)?;
+        for l in &note.links {
+            let kind = serde_json::to_value(l.kind)
+                .ok()
+                .and_then(|v| v.as_str().map(String::from))
+                .unwrap_or_default();
+            insert_link
+                .execute(params![note.path, l.target, l.subpath, kind, l.line as i64])
+                .map_err(db_err)?;
+        }
+        Ok(())
+    }
+
+    /// Replaces the list of skipped files.
+    pub fn set_skipped(&self, skipped: &[quire_vault::Skipped]) -> Result<(), IndexError> {
+        self.tx.execute("DELETE FROM skipped", []).map_err(db_err)?;
+        for s in skipped {
+            let reason = serde_json::to_string(&s.reason).unwrap_or_default();
+            self.tx
+                .execute(
+                    "INSERT OR REPLACE INTO skipped (path, reason, message) VALUES (?1, ?2, ?3)",
+                    params![s.path, reason, s.message],
+                )
+                .map_err(db_err)?;
+        }
+        Ok(())
+    }
+
+    pub fn set_meta(&self, key: &str, value: &str) -> Result<(), IndexError> {
+        self.tx
+            .execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)",
+                params![key, value],
+            )
+            .map_err(db_err)?;
+        Ok(())
+    }
+
+    /// Commits everything with the new generation number.
+    pub fn commit(self, generation: u64) -> Result<(), IndexError> {
+        self.set_meta("generation", &generation.to_string())?;
+        self.tx.commit().map_err(db_err)
+    }
+}

@@ -1,0 +1,325 @@
+//! The incremental sync: bring the index up to date with the vault's files.
+//!
+//! Files are diffed by modification time and size, then by sha256; a changed note is parsed and
+//! chunked again and its rows replaced. All store writes of one sync go into one SQLite
+//! transaction that also bumps the generation; the full-text index is committed after it with the
+//! same generation as payload. If the process dies between the two commits, the next open sees the
+//! mismatch and rebuilds the full-text index from the store.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use quire_vault::chunk::{ApproxTokenCounter, chunk_note};
+use quire_vault::scan::{read_note_file, scan_vault};
+use quire_vault::{Chunk, Note, OpenOptions, Skipped, VaultSettings, parse_note};
+use serde::Serialize;
+
+use crate::error::IndexError;
+use crate::fulltext::{FullText, FullTextDoc};
+use crate::lock::WriterLock;
+use crate::store::Store;
+
+/// Where an index lives: `quire.sqlite` and `fulltext/` in one directory.
+#[derive(Debug, Clone)]
+pub struct IndexLocation {
+    pub dir: PathBuf,
+}
+
+impl IndexLocation {
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        IndexLocation { dir: dir.into() }
+    }
+
+    /// The per-user default for a vault: `<data dir>/quire/indexes/<vault name>-<hash of its path>`,
+    /// outside the vault so sync tools never see it.
+    pub fn default_for(vault_root: &Path) -> Self {
+        let base = dirs::data_local_dir().unwrap_or_else(std::env::temp_dir);
+        let name: String = vault_root
+            .file_name()
+            .map(|n| {
+                n.to_string_lossy()
+                    .chars()
+                    .filter(|c| c.is_alphanumeric() || *c == '-' || *c == '_')
+                    .collect()
+            })
+            .unwrap_or_default();
+        let hash = blake3::hash(vault_root.to_string_lossy().as_bytes()).to_hex();
+        IndexLocation::new(
+            base.join("quire")
+                .join("indexes")
+                .join(format!("{name}-{}", &hash[..12])),
+        )
+    }
+
+    pub fn store_path(&self) -> PathBuf {
+        self.dir.join("quire.sqlite")
+    }
+
+    pub fn fulltext_dir(&self) -> PathBuf {
+        self.dir.join("fulltext")
+    }
+
+    fn create(&self) -> Result<(), IndexError> {
+        std::fs::create_dir_all(&self.dir).map_err(|source| IndexError::Io {
+            path: self.dir.clone(),
+            source,
+        })
+    }
+}
+
+/// A skipped file in the sync report.
+#[derive(Debug, Clone, Serialize)]
+pub struct SkippedNote {
+    pub path: String,
+    pub reason: String,
+}
+
+/// What a sync did (the `--json` output of `quire index`).
+#[derive(Debug, Clone, Serialize)]
+pub struct SyncStats {
+    /// Notes parsed and written because they are new or their content changed.
+    pub notes_indexed: usize,
+    pub notes_unchanged: usize,
+    pub notes_deleted: usize,
+    pub notes_skipped: Vec<SkippedNote>,
+    pub chunks_total: u64,
+    /// Chunk texts sent to the embedding model (none until an embedding model is configured).
+    pub chunks_embedded: usize,
+    /// Chunks whose embedding was found by content hash.
+    pub chunks_reused: usize,
+    pub generation: u64,
+    /// Whether the full-text index had to be rebuilt from the store (after a crash or on request).
+    pub fulltext_rebuilt: bool,
+    pub seconds: f64,
+}
+
+/// Progress of a sync, for progress bars.
+pub trait SyncProgress {
+    fn reading(&self, _done: usize, _total: usize) {}
+}
+
+impl SyncProgress for () {}
+
+/// Settings of a sync.
+#[derive(Debug, Clone, Default)]
+pub struct SyncOptions {
+    pub open: OpenOptions,
+    /// Re-read every note and rebuild the full-text index.
+    pub rebuild: bool,
+}
+
+/// The chunker version the stored chunks were made with; another one forces re-chunking.
+const CHUNKER_KEY: &str = "chunker_version";
+
+/// Brings the index at `location` up to date with the vault at `vault_root`.
+pub fn sync(
+    vault_root: &Path,
+    location: &IndexLocation,
+    options: &SyncOptions,
+    progress: &dyn SyncProgress,
+) -> Result<SyncStats, IndexError> {
+    let started = Instant::now();
+    let mut open = options.open.clone();
+    open.skip_dirs.push(location.dir.clone());
+    let settings = VaultSettings::load(vault_root, &open)?;
+    location.create()?;
+    let _lock = WriterLock::acquire(&location.dir)?;
+    let mut store = Store::open(&location.store_path())?;
+    let fulltext = FullText::open(&location.fulltext_dir())?;
+    let generation = store.generation()?;
+
+    let chunker = quire_vault::chunk::CHUNKER_VERSION.to_string();
+    let chunker_changed = store.meta(CHUNKER_KEY)?.is_some_and(|v| v != chunker);
+    let rebuild_all = options.rebuild || chunker_changed;
+
+    let report = scan_vault(&settings.root, &settings.scan)?;
+    let known: HashMap<String, crate::store::NoteRow> = store
+        .notes()?
+        .into_iter()
+        .map(|n| (n.path.clone(), n))
+        .collect();
+
+    let mut skipped: Vec<Skipped> = report.skipped.clone();
+    let mut changed: Vec<(Note, Vec<Chunk>, u128, u64)> = Vec::new();
+    let mut touched: Vec<(String, u128, u64)> = Vec::new();
+    let mut present: HashSet<String> = HashSet::new();
+    let mut unchanged = 0;
+    let total = report.notes.len();
+    for (n, file) in report.notes.iter().enumerate() {
+        progress.reading(n + 1, total);
+        let previous = known.get(&file.path);
+        if !rebuild_all
+            && let Some(row) = previous
+            && row.mtime_ns == file.mtime_ns
+            && row.size == file.size
+        {
+            present.insert(file.path.clone());
+            unchanged += 1;
+            continue;
+        }
+        let text = match read_note_file(file, settings.scan.max_file_bytes) {
+            Ok(text) => text,
+            Err(reason) => {
+                skipped.push(Skipped::new(file.path.clone(), reason));
+                continue;
+            }
+        };
+        present.insert(file.path.clone());
+        let note = parse_note(&file.path, &text, &settings.parse);
+        if !rebuild_all && previous.is_some_and(|row| row.sha256 == note.sha256) {
+            touched.push((file.path.clone(), file.mtime_ns, file.size));
+            unchanged += 1;
+            continue;
+        }
+        let chunks = chunk_note(&note, &settings.chunk, &ApproxTokenCounter);
+        changed.push((note, chunks, file.mtime_ns, file.size));
+    }
+    let deleted: Vec<String> = known
+        .keys()
+        .filter(|p| !present.contains(*p))
+        .cloned()
+        .collect();
+    skipped.sort_by(|a, b| a.path.cmp(&b.path));
+
+    let fulltext_behind = fulltext.generation()? != Some(generation) && generation > 0;
+    let nothing_to_do = changed.is_empty()
+        && deleted.is_empty()
+        && touched.is_empty()
+        && !fulltext_behind
+        && !rebuild_all;
+    let mut new_generation = generation;
+    if !nothing_to_do || generation == 0 {
+        new_generation = generation + 1;
+        let tx = store.begin()?;
+        for path in &deleted {
+            tx.delete_note(path)?;
+        }
+        for (path, mtime, size) in &touched {
+            tx.touch_note(path, *mtime, *size)?;
+        }
+        for (note, chunks, mtime, size) in &changed {
+            tx.put_note(note, chunks, *mtime, *size, new_generation)?;
+        }
+        tx.set_skipped(&skipped)?;
+        tx.set_meta(CHUNKER_KEY, &chunker)?;
+        tx.set_meta("vault_root", &settings.root.to_string_lossy())?;
+        tx.commit(new_generation)?;
+    }
+
+    // The full-text index follows the store: incrementally when it was at the previous
+    // generation, else rebuilt from the store.
+    let rebuild_fulltext = fulltext_behind || rebuild_all;
+    if new_generation != generation || rebuild_fulltext {
+        let mut writer = fulltext.writer()?;
+        if rebuild_fulltext {
+            writer.delete_all()?;
+            for d in docs_from_store(&store)? {
+                writer.add(&d)?;
+            }
+        } else {
+            for path in &deleted {
+                writer.delete_path(path);
+            }
+            for (note, chunks, _, _) in &changed {
+                writer.delete_path(&note.path);
+                for c in chunks {
+                    writer.add(&doc_for_chunk(note, c))?;
+                }
+            }
+        }
+        writer.commit(new_generation)?;
+    }
+
+    Ok(SyncStats {
+        notes_indexed: changed.len(),
+        notes_unchanged: unchanged,
+        notes_deleted: deleted.len(),
+        notes_skipped: skipped
+            .iter()
+            .map(|s| SkippedNote {
+                path: s.path.clone(),
+                reason: s.message.clone(),
+            })
+            .collect(),
+        chunks_total: store.count("chunks")?,
+        chunks_embedded: 0,
+        chunks_reused: 0,
+        generation: new_generation,
+        fulltext_rebuilt: rebuild_fulltext,
+        seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+fn note_type(properties: &std::collections::BTreeMap<String, serde_json::Value>) -> Option<String> {
+    match properties.get("type") {
+        Some(serde_json::Value::String(s)) => Some(s.clone()),
+        _ => None,
+    }
+}
+
+/// The full-text document of a chunk.
+pub fn doc_for_chunk(note: &Note, chunk: &Chunk) -> FullTextDoc {
+    FullTextDoc {
+        key: chunk_key(&note.path, &chunk.id),
+        path: note.path.clone(),
+        title: note.title.clone(),
+        headings: chunk.heading_path.join(" / "),
+        body: chunk.body.clone(),
+        tags: note
+            .tag_names()
+            .into_iter()
+            .map(|t| t.to_lowercase())
+            .collect(),
+        doc_type: note_type(&note.properties),
+    }
+}
+
+/// The key of a chunk in the full-text index: note path, NUL, chunk id.
+pub fn chunk_key(path: &str, id: &str) -> String {
+    format!("{path}\u{0}{id}")
+}
+
+/// Splits a chunk key back into (path, id).
+pub fn split_chunk_key(key: &str) -> Option<(&str, &str)> {
+    key.split_once('\u{0}')
+}
+
+/// Every chunk of the store as a full-text document (for a rebuild without re-reading the vault).
+fn docs_from_store(store: &Store) -> Result<Vec<FullTextDoc>, IndexError> {
+    let titles: HashMap<String, String> = store
+        .notes()?
+        .into_iter()
+        .map(|n| (n.path, n.title))
+        .collect();
+    let mut tags: HashMap<String, Vec<String>> = HashMap::new();
+    for (path, tag) in store.tags()? {
+        tags.entry(path).or_default().push(tag);
+    }
+    let types = store.note_types()?;
+    Ok(store
+        .chunks(None)?
+        .into_iter()
+        .map(|c| {
+            // The stored text is "context\n\nbody" (see quire_vault::chunk); the context line never
+            // holds a blank line.
+            let body = c
+                .text
+                .split_once("\n\n")
+                .map(|(_, b)| b.to_string())
+                .unwrap_or_default();
+            let mut note_tags = tags.get(&c.note_path).cloned().unwrap_or_default();
+            note_tags.sort();
+            note_tags.dedup();
+            FullTextDoc {
+                key: chunk_key(&c.note_path, &c.id),
+                title: titles.get(&c.note_path).cloned().unwrap_or_default(),
+                headings: c.heading_path.join(" / "),
+                body,
+                tags: note_tags,
+                doc_type: types.get(&c.note_path).cloned(),
+                path: c.note_path,
+            }
+        })
+        .collect())
+}
