@@ -1,0 +1,252 @@
+//! The incremental sync on a copy of the sample vault: what it reads again, what it keeps, and
+//! that any sequence of edits ends in the same index as a fresh build.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use quire_index::lock::WriterLock;
+use quire_index::{Boosts, Filter, FullText, IndexError, IndexLocation, Store, SyncOptions, sync};
+
+fn sample_vault() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/vault")
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    vault: PathBuf,
+    index: IndexLocation,
+}
+
+fn fixture() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = dir.path().join("vault");
+    copy_dir(&sample_vault(), &vault);
+    let index = IndexLocation::new(dir.path().join("index"));
+    Fixture {
+        vault,
+        index,
+        _dir: dir,
+    }
+}
+
+fn run(f: &Fixture) -> quire_index::SyncStats {
+    sync(&f.vault, &f.index, &SyncOptions::default(), &()).unwrap()
+}
+
+/// Everything an index holds, in a comparable form.
+fn dump(index: &IndexLocation) -> (Vec<(String, String)>, Vec<String>, u64, Vec<Vec<String>>) {
+    let store = Store::open(&index.store_path()).unwrap();
+    let notes = store
+        .notes()
+        .unwrap()
+        .into_iter()
+        .map(|n| (n.path, n.sha256))
+        .collect();
+    let chunks = store
+        .chunks(None)
+        .unwrap()
+        .into_iter()
+        .map(|c| {
+            format!(
+                "{} {} {} {}-{} {:?}",
+                c.note_path, c.id, c.content_hash, c.start_line, c.end_line, c.heading_path
+            )
+        })
+        .collect();
+    let fulltext = FullText::open(&index.fulltext_dir()).unwrap();
+    fulltext.reload().unwrap();
+    // The matching documents of some searches. (Not their scores: BM25 statistics count deleted
+    // documents until segments merge, so scores drift slightly between an edited and a fresh index.)
+    let searches = [
+        "sourdough starter",
+        "tempo run",
+        "乌龙茶",
+        "Достоевский",
+        "kyoto budget",
+        "rust borrow",
+    ]
+    .iter()
+    .map(|q| {
+        let mut keys: Vec<String> = fulltext
+            .search(q, 1000, &Filter::default(), Boosts::default())
+            .unwrap()
+            .into_iter()
+            .map(|h| h.key)
+            .collect();
+        keys.sort();
+        keys
+    })
+    .collect();
+    (notes, chunks, fulltext.num_docs(), searches)
+}
+
+#[test]
+fn only_changed_notes_are_read_again() {
+    let f = fixture();
+    let first = run(&f);
+    assert_eq!(first.notes_indexed, 47);
+    assert_eq!(first.generation, 1);
+    assert!(first.chunks_total > 100);
+
+    let again = run(&f);
+    assert_eq!(
+        (again.notes_indexed, again.notes_unchanged, again.generation),
+        (0, 47, 1)
+    );
+
+    // Touching a file without changing it costs no re-parse.
+    let sleep = f.vault.join("Areas/Sleep.md");
+    let text = fs::read_to_string(&sleep).unwrap();
+    fs::write(&sleep, &text).unwrap();
+    let touched = run(&f);
+    assert_eq!((touched.notes_indexed, touched.notes_unchanged), (0, 47));
+
+    // One paragraph edited: one note re-indexed, a new generation.
+    fs::write(
+        &sleep,
+        text.replacen("\n\n", "\n\nA new sentence about naps.\n\n", 1),
+    )
+    .unwrap();
+    let edited = run(&f);
+    assert_eq!((edited.notes_indexed, edited.notes_deleted), (1, 0));
+    assert_eq!(edited.generation, touched.generation + 1);
+
+    // A rename is a delete plus a new note.
+    fs::rename(&sleep, f.vault.join("Areas/Sleep log.md")).unwrap();
+    let renamed = run(&f);
+    assert_eq!((renamed.notes_indexed, renamed.notes_deleted), (1, 1));
+
+    fs::remove_file(f.vault.join("Areas/Sleep log.md")).unwrap();
+    let deleted = run(&f);
+    assert_eq!(
+        (
+            deleted.notes_indexed,
+            deleted.notes_deleted,
+            deleted.chunks_total < renamed.chunks_total
+        ),
+        (0, 1, true)
+    );
+}
+
+#[test]
+fn after_any_edits_the_index_equals_a_fresh_build() {
+    let f = fixture();
+    run(&f);
+    fs::write(
+        f.vault.join("Projects/New idea.md"),
+        "# New idea\n\n## Why\nBecause #idea\n",
+    )
+    .unwrap();
+    run(&f);
+    let home = f.vault.join("Home.md");
+    let text = fs::read_to_string(&home).unwrap();
+    fs::write(&home, text.replace("## ", "### ")).unwrap();
+    fs::remove_file(f.vault.join("Resources/Tea Basics.md")).unwrap();
+    fs::rename(f.vault.join("Areas"), f.vault.join("Life areas")).unwrap();
+    fs::write(
+        f.vault.join("Projects/New idea.md"),
+        "# New idea\n\nRewritten entirely.\n",
+    )
+    .unwrap();
+    run(&f);
+
+    let fresh = IndexLocation::new(f._dir.path().join("fresh"));
+    sync(&f.vault, &fresh, &SyncOptions::default(), &()).unwrap();
+    assert_eq!(dump(&f.index), dump(&fresh));
+}
+
+#[test]
+fn a_full_text_index_behind_the_store_is_rebuilt() {
+    let f = fixture();
+    run(&f);
+    let before = dump(&f.index);
+    // As if the process died after the store commit and before the full-text commit.
+    {
+        let mut store = Store::open(&f.index.store_path()).unwrap();
+        let tx = store.begin().unwrap();
+        tx.commit(2).unwrap();
+    }
+    let repaired = run(&f);
+    assert!(repaired.fulltext_rebuilt);
+    assert_eq!(repaired.generation, 3);
+    let fulltext = FullText::open(&f.index.fulltext_dir()).unwrap();
+    assert_eq!(fulltext.generation().unwrap(), Some(3));
+    assert_eq!(dump(&f.index), before);
+}
+
+#[test]
+fn a_second_writer_is_refused_with_the_holders_pid() {
+    let f = fixture();
+    fs::create_dir_all(&f.index.dir).unwrap();
+    let lock = WriterLock::acquire(&f.index.dir).unwrap();
+    match sync(&f.vault, &f.index, &SyncOptions::default(), &()) {
+        Err(IndexError::Locked { pid, .. }) => assert_eq!(pid, std::process::id().to_string()),
+        other => panic!("expected a lock error, got {other:?}"),
+    }
+    drop(lock);
+    assert_eq!(run(&f).notes_indexed, 47);
+}
+
+#[test]
+fn filters_and_scripts_without_spaces_are_searchable() {
+    let f = fixture();
+    run(&f);
+    let fulltext = FullText::open(&f.index.fulltext_dir()).unwrap();
+    fulltext.reload().unwrap();
+    let paths = |q: &str, filter: Filter| -> Vec<String> {
+        fulltext
+            .search(q, 50, &filter, Boosts::default())
+            .unwrap()
+            .into_iter()
+            .map(|h| h.path)
+            .collect()
+    };
+    assert_eq!(
+        paths("京都", Filter::default()).first().map(String::as_str),
+        Some("Languages/京都旅行の計画.md")
+    );
+    assert_eq!(
+        paths("乌龙茶", Filter::default())
+            .first()
+            .map(String::as_str),
+        Some("Languages/乌龙茶入门.md")
+    );
+    let journal = paths(
+        "run",
+        Filter {
+            folder: Some("Journal".into()),
+            tag: None,
+        },
+    );
+    assert!(
+        !journal.is_empty() && journal.iter().all(|p| p.starts_with("Journal/")),
+        "{journal:?}"
+    );
+    let tagged = paths(
+        "homelab",
+        Filter {
+            folder: None,
+            tag: Some("project".into()),
+        },
+    );
+    assert!(!tagged.is_empty());
+    assert!(
+        tagged.iter().all(|p| p == "Projects/Homelab.md"
+            || p.starts_with("Journal/")
+            || p.starts_with("Projects/")),
+        "{tagged:?}"
+    );
+}

@@ -1,0 +1,274 @@
+//! `quire index`, `status`, `search` and `eval` end to end.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+
+fn quire(index: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_quire"));
+    c.env("QUIRE_INDEX_DIR", index);
+    c
+}
+
+fn json(out: &Output) -> Value {
+    assert!(
+        out.status.success(),
+        "quire failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON on stdout")
+}
+
+fn sample_vault() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/vault")
+}
+
+fn corpora() -> PathBuf {
+    std::env::var_os("QUIRE_CORPORA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpora")
+        })
+}
+
+#[test]
+fn search_groups_by_note_with_lines_that_point_at_the_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = dir.path().join("index");
+    let vault = sample_vault();
+    let stats = json(
+        &quire(&index)
+            .arg("--vault")
+            .arg(&vault)
+            .args(["--json", "index"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(stats["notes_indexed"], 47);
+    assert_eq!(stats["notes_skipped"].as_array().unwrap().len(), 0);
+    let v = json(
+        &quire(&index)
+            .arg("--vault")
+            .arg(&vault)
+            .args(["--json", "search", "feeding the starter", "-k", "3"])
+            .output()
+            .unwrap(),
+    );
+    let results = v["results"].as_array().unwrap();
+    assert_eq!(results[0]["path"], "Resources/Sourdough Starter.md");
+    assert!(results.len() <= 3);
+    let paths: Vec<&str> = results
+        .iter()
+        .map(|r| r["path"].as_str().unwrap())
+        .collect();
+    let mut unique = paths.clone();
+    unique.dedup();
+    assert_eq!(paths, unique, "one entry per note");
+    let text = fs::read_to_string(vault.join("Resources/Sourdough Starter.md")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    for s in results[0]["sections"].as_array().unwrap() {
+        let start = s["start_line"].as_u64().unwrap() as usize;
+        let heading = s["heading_path"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()
+            .as_str()
+            .unwrap();
+        assert!(lines[start - 1].contains(heading) || start > 1, "{s}");
+        let snippet = s["snippet"].as_str().unwrap();
+        for h in s["highlights"].as_array().unwrap() {
+            let (a, b) = (
+                h[0].as_u64().unwrap() as usize,
+                h[1].as_u64().unwrap() as usize,
+            );
+            let word = snippet[a..b].to_lowercase();
+            assert!(
+                word.starts_with("feed") || word.starts_with("starter"),
+                "{word}"
+            );
+        }
+    }
+    // Human output carries path:line and an obsidian:// link.
+    let human = quire(&index)
+        .arg("--vault")
+        .arg(&vault)
+        .args(["search", "乌龙茶", "-k", "1"])
+        .output()
+        .unwrap();
+    let human = String::from_utf8_lossy(&human.stdout);
+    assert!(human.contains("Languages/乌龙茶入门.md:"), "{human}");
+    assert!(
+        human.contains("obsidian://open?vault=vault&file=Languages%2F"),
+        "{human}"
+    );
+    // Modes that need embeddings say so.
+    let out = quire(&index)
+        .arg("--vault")
+        .arg(&vault)
+        .args(["search", "x", "--mode", "vector"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("needs an embedding model"));
+    // Status reports the coverage.
+    let status = json(
+        &quire(&index)
+            .arg("--vault")
+            .arg(&vault)
+            .args(["--json", "status"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(status["notes_indexed"], 47);
+    assert_eq!(status["chunks"], stats["chunks_total"]);
+}
+
+fn generated_vault(dir: &Path, notes: usize) {
+    for i in 0..notes {
+        let folder = dir.join(format!("f{}", i % 10));
+        fs::create_dir_all(&folder).unwrap();
+        let mut text = format!("# Note {i}\n\n");
+        for s in 0..6 {
+            text.push_str(&format!("## Part {s}\n\nWords about topic {} and [[Note {}]] #t{}.\n\n- a point\n- another point\n\n", i % 37, (i + s) % notes, s));
+        }
+        fs::write(folder.join(format!("Note {i}.md")), text).unwrap();
+    }
+}
+
+#[test]
+fn a_killed_index_run_leaves_an_index_that_opens_and_finishes() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = dir.path().join("vault");
+    generated_vault(&vault, 3000);
+    let index = dir.path().join("index");
+    for delay_ms in [150, 400, 900] {
+        let mut child = quire(&index)
+            .arg("--vault")
+            .arg(&vault)
+            .arg("index")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(delay_ms));
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        // Whatever state it left, reading the index works or says there is none yet.
+        let status = quire(&index)
+            .arg("--vault")
+            .arg(&vault)
+            .args(["--json", "status"])
+            .output()
+            .unwrap();
+        assert!(!String::from_utf8_lossy(&status.stderr).contains("panicked"));
+    }
+    let finished = json(
+        &quire(&index)
+            .arg("--vault")
+            .arg(&vault)
+            .args(["--json", "index"])
+            .output()
+            .unwrap(),
+    );
+    let fresh_index = dir.path().join("fresh");
+    let fresh = json(
+        &quire(&fresh_index)
+            .arg("--vault")
+            .arg(&vault)
+            .args(["--json", "index"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(finished["chunks_total"], fresh["chunks_total"]);
+    let status = json(
+        &quire(&index)
+            .arg("--vault")
+            .arg(&vault)
+            .args(["--json", "status"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(status["notes_indexed"], 3000);
+    let search = |idx: &Path| -> Vec<String> {
+        let v = json(
+            &quire(idx)
+                .arg("--vault")
+                .arg(&vault)
+                .args(["--json", "search", "topic 7", "-k", "50"])
+                .output()
+                .unwrap(),
+        );
+        let mut paths: Vec<String> = v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["path"].as_str().unwrap().to_string())
+            .collect();
+        paths.sort();
+        paths
+    };
+    assert_eq!(search(&index), search(&fresh_index));
+}
+
+#[test]
+fn eval_computes_metrics_on_a_beir_layout_set() {
+    let dir = tempfile::tempdir().unwrap();
+    let set = dir.path();
+    fs::create_dir_all(set.join("qrels")).unwrap();
+    fs::write(
+        set.join("corpus.jsonl"),
+        r#"{"_id":"d1","title":"Sourdough","text":"feed the starter flour and water"}
+{"_id":"d2","title":"Running","text":"tempo runs and intervals"}
+{"_id":"d3","title":"Tea","text":"oolong tea brewing temperature"}
+"#,
+    )
+    .unwrap();
+    fs::write(set.join("queries.jsonl"), "{\"_id\":\"q1\",\"text\":\"starter flour\"}\n{\"_id\":\"q2\",\"text\":\"oolong\"}\n{\"_id\":\"q3\",\"text\":\"no judgments\"}\n").unwrap();
+    fs::write(
+        set.join("qrels/test.tsv"),
+        "query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t1\n",
+    )
+    .unwrap();
+    let v = json(
+        &quire(&dir.path().join("i"))
+            .args(["--json", "eval"])
+            .arg(set)
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(v["queries"], 2);
+    // q1 finds d1 first; q2's judged document (d2) does not contain "oolong".
+    assert_eq!(v["ndcg_at_10"]["bm25"], 0.5);
+    assert_eq!(v["mrr_at_10"]["bm25"], 0.5);
+    assert_eq!(v["recall_at_100"]["bm25"], 0.5);
+}
+
+#[test]
+fn bm25_reaches_the_published_scifact_score_and_carries_chinese_and_thai() {
+    let ir = corpora().join("ir");
+    let scifact = json(
+        &quire(Path::new("/nonexistent"))
+            .args(["--json", "eval"])
+            .arg(ir.join("scifact"))
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(scifact["queries"], 300);
+    let ndcg = scifact["ndcg_at_10"]["bm25"].as_f64().unwrap();
+    assert!(ndcg >= 0.66, "SciFact BM25 nDCG@10 {ndcg}");
+    for lang in ["zh", "th"] {
+        let v = json(
+            &quire(Path::new("/nonexistent"))
+                .args(["--json", "eval"])
+                .arg(ir.join("xquad").join(lang))
+                .output()
+                .unwrap(),
+        );
+        let ndcg = v["ndcg_at_10"]["bm25"].as_f64().unwrap();
+        assert!(ndcg >= 0.9, "XQuAD {lang} BM25 nDCG@10 {ndcg}");
+    }
+}
