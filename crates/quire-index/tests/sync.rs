@@ -46,8 +46,11 @@ fn run(f: &Fixture) -> quire_index::SyncStats {
     sync(&f.vault, &f.index, &SyncOptions::default(), &()).unwrap()
 }
 
-/// Everything an index holds, in a comparable form.
-fn dump(index: &IndexLocation) -> (Vec<(String, String)>, Vec<String>, u64, Vec<Vec<String>>) {
+/// Everything an index holds, in a comparable form: notes with hashes, chunks, document count,
+/// and the matches of some searches.
+type Dump = (Vec<(String, String)>, Vec<String>, u64, Vec<Vec<String>>);
+
+fn dump(index: &IndexLocation) -> Dump {
     let store = Store::open(&index.store_path()).unwrap();
     let notes = store
         .notes()
