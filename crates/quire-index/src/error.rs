@@ -16,6 +16,12 @@ pub enum IndexError {
     Locked { pid: String, path: PathBuf },
     #[error(transparent)]
     Vault(#[from] quire_vault::VaultError),
+    #[error(transparent)]
+    Embed(#[from] quire_embed::EmbedError),
+    #[error(
+        "the index holds embeddings of another space ({stored}) than the configured model ({configured}); nothing was mixed or deleted. Re-embed with `quire index --rebuild` (old vectors stay cached), or configure the model the index was built with"
+    )]
+    SpaceMismatch { stored: String, configured: String },
     #[error("{}: {source}", path.display())]
     Io {
         path: PathBuf,

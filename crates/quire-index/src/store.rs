@@ -75,6 +75,9 @@ fn chunk_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ChunkRow> {
     })
 }
 
+/// Chunk keys (note path, chunk id) and their vectors as one row-major matrix.
+pub type ChunkVectors = (Vec<(String, String)>, Vec<f32>);
+
 /// The store. One writer at a time (see [`crate::lock`]); readers may open it concurrently (WAL).
 pub struct Store {
     conn: Connection,
@@ -228,6 +231,75 @@ impl Store {
             .query_row(&sql, [], |r| r.get::<_, i64>(0))
             .map(|n| n as u64)
             .map_err(db_err)
+    }
+
+    /// Distinct chunk texts (by content hash) that have no embedding in `space_id` yet.
+    pub fn missing_embeddings(&self, space_id: &str) -> Result<Vec<(String, String)>, IndexError> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT c.content_hash, MIN(c.text) FROM chunks c
+                 LEFT JOIN embeddings e ON e.space_id = ?1 AND e.content_hash = c.content_hash
+                 WHERE e.content_hash IS NULL GROUP BY c.content_hash ORDER BY c.content_hash",
+            )
+            .map_err(db_err)?;
+        let rows = stmt
+            .query_map([space_id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(db_err)?;
+        rows.collect::<Result<_, _>>().map_err(db_err)
+    }
+
+    /// Stores vectors (little-endian f32) in one transaction; already present ones are kept.
+    pub fn put_embeddings(
+        &mut self,
+        space_id: &str,
+        vectors: &[(String, Vec<f32>)],
+    ) -> Result<(), IndexError> {
+        let tx = self.conn.transaction().map_err(db_err)?;
+        {
+            let mut stmt = tx
+                .prepare_cached("INSERT OR IGNORE INTO embeddings (space_id, content_hash, vector) VALUES (?1, ?2, ?3)")
+                .map_err(db_err)?;
+            for (hash, v) in vectors {
+                let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+                stmt.execute(params![space_id, hash, bytes])
+                    .map_err(db_err)?;
+            }
+        }
+        tx.commit().map_err(db_err)
+    }
+
+    /// Every chunk that has a vector in `space_id`: its (note path, chunk id) and the vectors as one
+    /// contiguous row-major matrix of `dimension` columns.
+    pub fn vectors(
+        &self,
+        space_id: &str,
+        dimension: usize,
+    ) -> Result<ChunkVectors, IndexError> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT c.note_path, c.id, e.vector FROM chunks c
+                 JOIN embeddings e ON e.space_id = ?1 AND e.content_hash = c.content_hash
+                 ORDER BY c.note_path, c.seq",
+            )
+            .map_err(db_err)?;
+        let mut keys = Vec::new();
+        let mut matrix = Vec::new();
+        let mut rows = stmt.query([space_id]).map_err(db_err)?;
+        while let Some(row) = rows.next().map_err(db_err)? {
+            let bytes: Vec<u8> = row.get(2).map_err(db_err)?;
+            if bytes.len() != dimension * 4 {
+                continue;
+            }
+            keys.push((row.get(0).map_err(db_err)?, row.get(1).map_err(db_err)?));
+            matrix.extend(
+                bytes
+                    .chunks_exact(4)
+                    .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+            );
+        }
+        Ok((keys, matrix))
     }
 
     /// Starts the one transaction a sync writes in.

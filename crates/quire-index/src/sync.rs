@@ -84,7 +84,7 @@ pub struct SyncStats {
     pub notes_deleted: usize,
     pub notes_skipped: Vec<SkippedNote>,
     pub chunks_total: u64,
-    /// Chunk texts sent to the embedding model (none until an embedding model is configured).
+    /// Chunk texts sent to the embedding model.
     pub chunks_embedded: usize,
     /// Chunks whose embedding was found by content hash.
     pub chunks_reused: usize,
@@ -97,17 +97,27 @@ pub struct SyncStats {
 /// Progress of a sync, for progress bars.
 pub trait SyncProgress {
     fn reading(&self, _done: usize, _total: usize) {}
+    fn embedding(&self, _done: usize, _total: usize) {}
 }
 
 impl SyncProgress for () {}
 
 /// Settings of a sync.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct SyncOptions {
     pub open: OpenOptions,
-    /// Re-read every note and rebuild the full-text index.
+    /// Re-read every note and rebuild the full-text index; with an embedder of another space,
+    /// switch the index to that space (vectors of the old space stay cached).
     pub rebuild: bool,
+    /// The model that embeds new chunk texts; without one the index is BM25-only.
+    pub embedder: Option<std::sync::Arc<dyn quire_embed::Embedder>>,
 }
+
+/// The meta key holding the index's embedding space (JSON).
+pub const SPACE_KEY: &str = "embedding_space";
+
+/// Chunk texts sent to the model per call (and per store transaction).
+const EMBED_BATCH: usize = 32;
 
 /// The chunker version the stored chunks were made with; another one forces re-chunking.
 const CHUNKER_KEY: &str = "chunker_version";
@@ -129,6 +139,20 @@ pub fn sync(
     let fulltext = FullText::open(&location.fulltext_dir())?;
     let generation = store.generation()?;
 
+    // The embedding space: a different one is an error unless the user asked for a rebuild.
+    let space = options.embedder.as_ref().map(|e| e.space());
+    if let (Some(space), Some(stored)) = (&space, store.meta(SPACE_KEY)?)
+        && serde_json::from_str::<quire_embed::EmbeddingSpace>(&stored)
+            .ok()
+            .as_ref()
+            != Some(space)
+        && !options.rebuild
+    {
+        return Err(IndexError::SpaceMismatch {
+            stored,
+            configured: serde_json::to_string(space).unwrap_or_default(),
+        });
+    }
     let chunker = quire_vault::chunk::CHUNKER_VERSION.to_string();
     let chunker_changed = store.meta(CHUNKER_KEY)?.is_some_and(|v| v != chunker);
     let rebuild_all = options.rebuild || chunker_changed;
@@ -206,6 +230,15 @@ pub fn sync(
         tx.set_meta("vault_root", &settings.root.to_string_lossy())?;
         tx.commit(new_generation)?;
     }
+    // Record the space when it is new to this index (first use of a model, or a rebuild).
+    if let Some(space) = &space {
+        let json = serde_json::to_string(space).unwrap_or_default();
+        if store.meta(SPACE_KEY)?.as_deref() != Some(json.as_str()) {
+            let tx = store.begin()?;
+            tx.set_meta(SPACE_KEY, &json)?;
+            tx.commit(new_generation)?;
+        }
+    }
 
     // The full-text index follows the store: incrementally when it was at the previous
     // generation, else rebuilt from the store.
@@ -231,6 +264,25 @@ pub fn sync(
         writer.commit(new_generation)?;
     }
 
+    // Embeddings are a cache keyed by (space, content hash): only texts never embedded in this
+    // space are sent to the model, so renames and moved paragraphs cost nothing. Each batch is
+    // committed on its own; an interrupted run leaves fewer vectors, which the next run fills.
+    let mut embedded = 0;
+    if let Some(embedder) = &options.embedder {
+        let space_id = embedder.space().id();
+        let missing = store.missing_embeddings(&space_id)?;
+        for batch in missing.chunks(EMBED_BATCH) {
+            let texts: Vec<&str> = batch.iter().map(|(_, t)| t.as_str()).collect();
+            let vectors = embedder.embed_passages(&texts)?;
+            let rows: Vec<(String, Vec<f32>)> =
+                batch.iter().map(|(h, _)| h.clone()).zip(vectors).collect();
+            store.put_embeddings(&space_id, &rows)?;
+            embedded += rows.len();
+            progress.embedding(embedded, missing.len());
+        }
+    }
+    let changed_chunks: usize = changed.iter().map(|(_, c, _, _)| c.len()).sum();
+
     Ok(SyncStats {
         notes_indexed: changed.len(),
         notes_unchanged: unchanged,
@@ -243,8 +295,12 @@ pub fn sync(
             })
             .collect(),
         chunks_total: store.count("chunks")?,
-        chunks_embedded: 0,
-        chunks_reused: 0,
+        chunks_embedded: embedded,
+        chunks_reused: if options.embedder.is_some() {
+            changed_chunks.saturating_sub(embedded)
+        } else {
+            0
+        },
         generation: new_generation,
         fulltext_rebuilt: rebuild_fulltext,
         seconds: started.elapsed().as_secs_f64(),

@@ -4,7 +4,11 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
+use quire_embed::Embedder;
 use quire_index::{Boosts, Filter, FullText, FullTextDoc};
+
+use crate::fusion::{RRF_K, reciprocal_rank_fusion};
+use crate::vectors::{VectorMatrix, top_k};
 use serde::{Deserialize, Serialize};
 
 use crate::SearchError;
@@ -95,8 +99,15 @@ pub struct EvalReport {
     pub documents: usize,
 }
 
-/// Runs BM25 over the test set. (Vector and hybrid join when an embedding model is configured.)
-pub fn evaluate_bm25(set: &TestSet, boosts: Boosts) -> Result<EvalReport, SearchError> {
+/// Runs BM25, and with an embedder also vector and hybrid (RRF) retrieval, over the test set.
+/// Corpus vectors are cached in `cache_dir` (keyed by embedding space and corpus content) so a
+/// second run does not embed again.
+pub fn evaluate(
+    set: &TestSet,
+    boosts: Boosts,
+    embedder: Option<&dyn Embedder>,
+    cache_dir: Option<&Path>,
+) -> Result<EvalReport, SearchError> {
     let fulltext = FullText::in_memory()?;
     let mut writer = fulltext.writer()?;
     for (id, title, text) in &set.corpus {
@@ -110,24 +121,118 @@ pub fn evaluate_bm25(set: &TestSet, boosts: Boosts) -> Result<EvalReport, Search
     }
     writer.commit(1)?;
     fulltext.reload()?;
-    let mut sums = [0.0f64; 4];
+    let matrix = match embedder {
+        Some(e) => Some(corpus_vectors(set, e, cache_dir)?),
+        None => None,
+    };
+    let mut sums: BTreeMap<&str, [f64; 4]> = BTreeMap::new();
     for (qid, text) in &set.queries {
-        let hits = fulltext.search(text, 100, &Filter::default(), boosts)?;
-        let ranked: Vec<String> = hits.into_iter().map(|h| h.key).collect();
         let rel = &set.qrels[qid];
-        sums[0] += ndcg_at_k(&ranked, rel, 10);
-        sums[1] += recall_at_k(&ranked, rel, 10);
-        sums[2] += recall_at_k(&ranked, rel, 100);
-        sums[3] += mrr_at_k(&ranked, rel, 10);
+        let bm25: Vec<String> = fulltext
+            .search(text, 100, &Filter::default(), boosts)?
+            .into_iter()
+            .map(|h| h.key)
+            .collect();
+        let mut runs: Vec<(&str, Vec<String>)> = vec![("bm25", bm25.clone())];
+        if let (Some(e), Some(m)) = (embedder, &matrix) {
+            let q = e.embed_query(text)?;
+            let vector: Vec<String> = top_k(m.scores(&q), 100)
+                .into_iter()
+                .map(|(i, _)| m.keys[i].0.clone())
+                .collect();
+            let hybrid: Vec<String> =
+                reciprocal_rank_fusion(&[(&bm25, 1.0), (&vector, 1.0)], RRF_K)
+                    .into_iter()
+                    .take(100)
+                    .map(|(k, _)| k)
+                    .collect();
+            runs.push(("vector", vector));
+            runs.push(("hybrid", hybrid));
+        }
+        for (name, ranked) in runs {
+            let s = sums.entry(name).or_insert([0.0; 4]);
+            s[0] += ndcg_at_k(&ranked, rel, 10);
+            s[1] += recall_at_k(&ranked, rel, 10);
+            s[2] += recall_at_k(&ranked, rel, 100);
+            s[3] += mrr_at_k(&ranked, rel, 10);
+        }
     }
     let n = set.queries.len().max(1) as f64;
-    let one = |v: f64| BTreeMap::from([("bm25".to_string(), v / n)]);
+    let metric = |m: usize| {
+        sums.iter()
+            .map(|(k, v)| (k.to_string(), v[m] / n))
+            .collect::<BTreeMap<_, _>>()
+    };
     Ok(EvalReport {
-        ndcg_at_10: one(sums[0]),
-        recall_at_10: one(sums[1]),
-        recall_at_100: one(sums[2]),
-        mrr_at_10: one(sums[3]),
+        ndcg_at_10: metric(0),
+        recall_at_10: metric(1),
+        recall_at_100: metric(2),
+        mrr_at_10: metric(3),
         queries: set.queries.len(),
         documents: set.corpus.len(),
+    })
+}
+
+/// The corpus embedded as passages (`title text`), from the cache when possible.
+fn corpus_vectors(
+    set: &TestSet,
+    embedder: &dyn Embedder,
+    cache_dir: Option<&Path>,
+) -> Result<VectorMatrix, SearchError> {
+    let space = embedder.space();
+    let mut hasher = blake3::Hasher::new();
+    for (id, title, text) in &set.corpus {
+        for part in [id, title, text] {
+            hasher.update(part.as_bytes());
+            hasher.update(&[0]);
+        }
+    }
+    let cache = cache_dir.map(|d| {
+        d.join(format!(
+            "{}-{}.f32",
+            space.id(),
+            &hasher.finalize().to_hex()[..16]
+        ))
+    });
+    let expected = set.corpus.len() * space.dimension;
+    let mut data: Vec<f32> = cache
+        .as_ref()
+        .and_then(|p| std::fs::read(p).ok())
+        .map(|bytes| {
+            bytes
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect()
+        })
+        .unwrap_or_default();
+    if data.len() != expected {
+        data.clear();
+        let texts: Vec<String> = set
+            .corpus
+            .iter()
+            .map(|(_, title, text)| format!("{title} {text}").trim().to_string())
+            .collect();
+        for batch in texts.chunks(64) {
+            let refs: Vec<&str> = batch.iter().map(String::as_str).collect();
+            for v in embedder.embed_passages(&refs)? {
+                data.extend(v);
+            }
+        }
+        if let Some(path) = &cache {
+            if let Some(parent) = path.parent() {
+                let _ = std::fs::create_dir_all(parent);
+            }
+            let bytes: Vec<u8> = data.iter().flat_map(|x| x.to_le_bytes()).collect();
+            let _ = std::fs::write(path, bytes);
+        }
+    }
+    Ok(VectorMatrix {
+        keys: set
+            .corpus
+            .iter()
+            .map(|(id, _, _)| (id.clone(), String::new()))
+            .collect(),
+        data,
+        dimension: space.dimension,
     })
 }

@@ -17,10 +17,13 @@ pub mod eval;
 pub mod fusion;
 pub mod metrics;
 pub mod snippet;
+pub mod vectors;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, OnceLock};
 
-use quire_index::sync::split_chunk_key;
+use quire_embed::{Embedder, EmbeddingSpace};
+use quire_index::sync::{SPACE_KEY, chunk_key, split_chunk_key};
 use quire_index::{Boosts, Filter, FullText, IndexError, IndexLocation, Store};
 use serde::Serialize;
 
@@ -30,10 +33,12 @@ pub enum SearchError {
     Index(#[from] IndexError),
     #[error("no index at {0}: run `quire index` first")]
     NoIndex(String),
-    #[error(
-        "search mode `{0}` needs an embedding model, and none is configured yet; use --mode bm25"
-    )]
+    #[error("{0}")]
     NoEmbeddings(String),
+    #[error(transparent)]
+    Embed(#[from] quire_embed::EmbedError),
+    #[error("no note `{0}` in the index")]
+    NoNote(String),
     #[error("evaluation: {0}")]
     Eval(String),
 }
@@ -71,6 +76,9 @@ pub struct SearchRequest {
     pub boosts: Boosts,
     /// Sections shown per note.
     pub sections_per_note: usize,
+    /// Reciprocal-rank fusion constant and weights (BM25, vector) for hybrid search.
+    pub rrf_k: f32,
+    pub weights: (f32, f32),
 }
 
 impl SearchRequest {
@@ -82,6 +90,8 @@ impl SearchRequest {
             filter: Filter::default(),
             boosts: Boosts::default(),
             sections_per_note: 3,
+            rrf_k: fusion::RRF_K,
+            weights: (1.0, 1.0),
         }
     }
 }
@@ -116,10 +126,28 @@ pub struct SearchResults {
     pub results: Vec<NoteHit>,
 }
 
+/// A note similar to another one.
+#[derive(Debug, Clone, Serialize)]
+pub struct SimilarNote {
+    pub path: String,
+    pub title: String,
+    pub score: f32,
+}
+
+/// A pair of notes whose vectors are nearly the same (never merged automatically).
+#[derive(Debug, Clone, Serialize)]
+pub struct DuplicatePair {
+    pub a: String,
+    pub b: String,
+    pub score: f32,
+}
+
 /// Reads an index to answer searches.
 pub struct Searcher {
     store: Store,
     fulltext: FullText,
+    embedder: Option<Arc<dyn Embedder>>,
+    vectors: OnceLock<vectors::VectorMatrix>,
 }
 
 impl Searcher {
@@ -130,24 +158,214 @@ impl Searcher {
         let store = Store::open(&location.store_path())?;
         let fulltext = FullText::open(&location.fulltext_dir())?;
         fulltext.reload()?;
-        Ok(Searcher { store, fulltext })
+        Ok(Searcher {
+            store,
+            fulltext,
+            embedder: None,
+            vectors: OnceLock::new(),
+        })
+    }
+
+    /// Adds the model that embeds queries (it must be the index's embedding space).
+    pub fn with_embedder(mut self, embedder: Arc<dyn Embedder>) -> Self {
+        self.embedder = Some(embedder);
+        self
     }
 
     pub fn store(&self) -> &Store {
         &self.store
     }
 
-    pub fn search(&self, request: &SearchRequest) -> Result<SearchResults, SearchError> {
-        if request.mode != Mode::Bm25 {
-            return Err(SearchError::NoEmbeddings(
-                format!("{:?}", request.mode).to_lowercase(),
-            ));
+    /// The embedding space stored with the index, if any.
+    pub fn space(&self) -> Result<Option<EmbeddingSpace>, SearchError> {
+        Ok(self
+            .store
+            .meta(SPACE_KEY)?
+            .and_then(|s| serde_json::from_str(&s).ok()))
+    }
+
+    /// The embedder, checked against the index's space.
+    fn embedder(&self, what: &str) -> Result<&dyn Embedder, SearchError> {
+        let Some(embedder) = &self.embedder else {
+            return Err(SearchError::NoEmbeddings(format!(
+                "{what} needs the embedding model, and none is loaded (fetch it with scripts/fetch-model.sh, or use --mode bm25)"
+            )));
+        };
+        match self.space()? {
+            Some(space) if space == embedder.space() => Ok(embedder.as_ref()),
+            Some(space) => Err(SearchError::Index(IndexError::SpaceMismatch {
+                stored: serde_json::to_string(&space).unwrap_or_default(),
+                configured: serde_json::to_string(&embedder.space()).unwrap_or_default(),
+            })),
+            None => Err(SearchError::NoEmbeddings(format!(
+                "{what} needs embeddings, and the index has none yet: run `quire index` with the model available"
+            ))),
         }
+    }
+
+    /// The index's vectors, loaded once.
+    fn matrix(&self, embedder: &dyn Embedder) -> Result<&vectors::VectorMatrix, SearchError> {
+        if let Some(m) = self.vectors.get() {
+            return Ok(m);
+        }
+        let space = embedder.space();
+        let (keys, data) = self.store.vectors(&space.id(), space.dimension)?;
+        Ok(self.vectors.get_or_init(|| vectors::VectorMatrix {
+            keys,
+            data,
+            dimension: space.dimension,
+        }))
+    }
+
+    /// Chunk keys ranked by vector similarity, filters applied.
+    fn vector_ranking(
+        &self,
+        request: &SearchRequest,
+        want: usize,
+    ) -> Result<Vec<(String, f32)>, SearchError> {
+        let embedder = self.embedder("vector search")?;
+        let query = embedder.embed_query(&request.query)?;
+        let matrix = self.matrix(embedder)?;
+        let allowed = self.filter_paths(&request.filter)?;
+        let scores = matrix.scores(&query).filter(|(i, _)| {
+            allowed
+                .as_ref()
+                .is_none_or(|set| set.contains(&matrix.keys[*i].0))
+        });
+        Ok(vectors::top_k(scores, want)
+            .into_iter()
+            .map(|(i, score)| (chunk_key(&matrix.keys[i].0, &matrix.keys[i].1), score))
+            .collect())
+    }
+
+    /// The notes a filter lets through (`None`: no filter).
+    fn filter_paths(&self, filter: &Filter) -> Result<Option<HashSet<String>>, SearchError> {
+        if filter.folder.is_none() && filter.tag.is_none() {
+            return Ok(None);
+        }
+        let folder = filter
+            .folder
+            .as_ref()
+            .map(|f| format!("{}/", f.trim_matches('/')));
+        let tag = filter
+            .tag
+            .as_ref()
+            .map(|t| t.trim_start_matches('#').to_lowercase());
+        let mut tagged: HashSet<String> = HashSet::new();
+        if let Some(tag) = &tag {
+            for (path, t) in self.store.tags()? {
+                if &t == tag || t.starts_with(&format!("{tag}/")) {
+                    tagged.insert(path);
+                }
+            }
+        }
+        Ok(Some(
+            self.store
+                .notes()?
+                .into_iter()
+                .map(|n| n.path)
+                .filter(|p| folder.as_ref().is_none_or(|f| p.starts_with(f.as_str())))
+                .filter(|p| tag.is_none() || tagged.contains(p))
+                .collect(),
+        ))
+    }
+
+    /// Notes most similar to `path` (no new embedding calls: note vectors come from the index).
+    pub fn similar(&self, path: &str, k: usize) -> Result<Vec<SimilarNote>, SearchError> {
+        let embedder = self.embedder("similar notes")?;
+        let centroids = self.matrix(embedder)?.note_centroids();
+        let Some((_, own)) = centroids.iter().find(|(p, _)| p == path) else {
+            return Err(SearchError::NoNote(path.to_string()));
+        };
+        let Some(own) = own else {
+            return Err(SearchError::NoEmbeddings(format!(
+                "{path}: its chunk vectors cancel out (near-zero mean), so it has no direction to compare"
+            )));
+        };
+        let titles: HashMap<String, String> = self
+            .store
+            .notes()?
+            .into_iter()
+            .map(|n| (n.path, n.title))
+            .collect();
+        let scores = centroids
+            .iter()
+            .enumerate()
+            .filter(|(_, (p, c))| p != path && c.is_some())
+            .map(|(i, (_, c))| {
+                (
+                    i,
+                    c.as_ref()
+                        .map(|c| quire_embed::dot(c, own))
+                        .unwrap_or(f32::NAN),
+                )
+            });
+        Ok(vectors::top_k(scores, k)
+            .into_iter()
+            .map(|(i, score)| {
+                let path = centroids[i].0.clone();
+                SimilarNote {
+                    title: titles.get(&path).cloned().unwrap_or_default(),
+                    path,
+                    score,
+                }
+            })
+            .collect())
+    }
+
+    /// Pairs of notes with similarity ≥ `threshold`, best first, at most `limit`.
+    pub fn duplicates(
+        &self,
+        threshold: f32,
+        limit: usize,
+    ) -> Result<Vec<DuplicatePair>, SearchError> {
+        let embedder = self.embedder("duplicate detection")?;
+        let centroids = self.matrix(embedder)?.note_centroids();
+        let usable: Vec<(&String, &[f32])> = centroids
+            .iter()
+            .filter_map(|(p, c)| c.as_ref().map(|c| (p, c.as_slice())))
+            .collect();
+        let refs: Vec<&[f32]> = usable.iter().map(|(_, c)| *c).collect();
+        Ok(vectors::top_pairs(&refs, threshold, limit)
+            .into_iter()
+            .map(|(i, j, score)| DuplicatePair {
+                a: usable[i].0.clone(),
+                b: usable[j].0.clone(),
+                score,
+            })
+            .collect())
+    }
+
+    pub fn search(&self, request: &SearchRequest) -> Result<SearchResults, SearchError> {
         // Enough chunks that k notes survive grouping.
         let want = (request.k * request.sections_per_note * 4).clamp(20, 1000);
-        let hits = self
-            .fulltext
-            .search(&request.query, want, &request.filter, request.boosts)?;
+        let bm25 = || -> Result<Vec<(String, f32)>, SearchError> {
+            Ok(self
+                .fulltext
+                .search(&request.query, want, &request.filter, request.boosts)?
+                .into_iter()
+                .map(|h| (h.key, h.score))
+                .collect())
+        };
+        let ranked: Vec<(String, f32)> = match request.mode {
+            Mode::Bm25 => bm25()?,
+            Mode::Vector => self.vector_ranking(request, want)?,
+            Mode::Hybrid => {
+                let lexical: Vec<String> = bm25()?.into_iter().map(|(k, _)| k).collect();
+                let semantic: Vec<String> = self
+                    .vector_ranking(request, want)?
+                    .into_iter()
+                    .map(|(k, _)| k)
+                    .collect();
+                fusion::reciprocal_rank_fusion(
+                    &[
+                        (&lexical, request.weights.0),
+                        (&semantic, request.weights.1),
+                    ],
+                    request.rrf_k,
+                )
+            }
+        };
         let titles: HashMap<String, String> = self
             .store
             .notes()?
@@ -157,15 +375,15 @@ impl Searcher {
         let terms = snippet::query_terms(&request.query);
         let mut notes: Vec<NoteHit> = Vec::new();
         let mut position: HashMap<String, usize> = HashMap::new();
-        for hit in hits {
-            let Some((path, id)) = split_chunk_key(&hit.key) else {
+        for (key, score) in ranked {
+            let Some((path, id)) = split_chunk_key(&key) else {
                 continue;
             };
             let i = *position.entry(path.to_string()).or_insert_with(|| {
                 notes.push(NoteHit {
                     path: path.to_string(),
                     title: titles.get(path).cloned().unwrap_or_default(),
-                    score: hit.score,
+                    score,
                     sections: Vec::new(),
                 });
                 notes.len() - 1
@@ -189,7 +407,7 @@ impl Searcher {
                 end_line: chunk.end_line,
                 snippet,
                 highlights,
-                score: hit.score,
+                score,
             });
         }
         notes.truncate(request.k);

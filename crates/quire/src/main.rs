@@ -5,6 +5,9 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
+use std::sync::Arc;
+
+use quire_embed::{E5Model, Embedder};
 use quire_index::{Filter, IndexLocation, SyncOptions, sync};
 use quire_search::{SearchRequest, Searcher};
 use quire_vault::links::{Resolution, describe_link};
@@ -51,6 +54,12 @@ struct Cli {
     /// Where the index lives (default: a per-user data directory keyed by the vault's path).
     #[arg(long, global = true, env = "QUIRE_INDEX_DIR")]
     index_dir: Option<PathBuf>,
+    /// The embedding model file (default: $QUIRE_MODEL, else the one scripts/fetch-model.sh fetched).
+    #[arg(long, global = true)]
+    model: Option<PathBuf>,
+    /// Do not load an embedding model: BM25 only.
+    #[arg(long, global = true)]
+    no_embeddings: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -103,15 +112,29 @@ enum Command {
         /// Notes to return.
         #[arg(short = 'k', long, default_value_t = 10)]
         k: usize,
-        /// hybrid, bm25 or vector (only bm25 until an embedding model is configured).
-        #[arg(long, default_value = "bm25")]
-        mode: quire_search::Mode,
+        /// hybrid, bm25 or vector (default: hybrid when the index has embeddings, else bm25).
+        #[arg(long)]
+        mode: Option<quire_search::Mode>,
         /// Only notes in this folder (any depth).
         #[arg(long)]
         folder: Option<String>,
         /// Only notes with this tag (or a tag below it).
         #[arg(long)]
         tag: Option<String>,
+    },
+    /// Notes most similar to NOTE (from the index's vectors; no new embedding calls).
+    Similar {
+        note: String,
+        #[arg(short = 'k', long, default_value_t = 10)]
+        k: usize,
+    },
+    /// Pairs of notes that are nearly the same (candidates only; nothing is merged).
+    Duplicates {
+        #[arg(long, default_value_t = 0.95)]
+        threshold: f32,
+        /// At most this many pairs, best first.
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
     },
     /// Retrieval quality on a BEIR-layout test set (corpus.jsonl, queries.jsonl, qrels/test.tsv).
     Eval {
@@ -204,7 +227,12 @@ fn index_location(cli: &Cli) -> Result<IndexLocation> {
 
 fn run(cli: Cli, out: &mut String) -> Result<ExitCode> {
     match &cli.command {
-        Command::Index { .. } | Command::Status | Command::Search { .. } | Command::Eval { .. } => {
+        Command::Index { .. }
+        | Command::Status
+        | Command::Search { .. }
+        | Command::Eval { .. }
+        | Command::Similar { .. }
+        | Command::Duplicates { .. } => {
             return run_index_command(&cli, out);
         }
         _ => {}
@@ -422,9 +450,12 @@ fn run(cli: Cli, out: &mut String) -> Result<ExitCode> {
                 );
             }
         }
-        Command::Index { .. } | Command::Status | Command::Search { .. } | Command::Eval { .. } => {
-            unreachable!("handled by run_index_command")
-        }
+        Command::Index { .. }
+        | Command::Status
+        | Command::Search { .. }
+        | Command::Eval { .. }
+        | Command::Similar { .. }
+        | Command::Duplicates { .. } => unreachable!("handled by run_index_command"),
         Command::Scan => {
             let warnings: Vec<_> = vault
                 .notes
@@ -471,9 +502,68 @@ fn run(cli: Cli, out: &mut String) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The embedding model, if one is available (a missing default model is not an error: quire
+/// then works with BM25 alone and says so).
+fn load_embedder(cli: &Cli) -> Result<Option<Arc<dyn Embedder>>> {
+    if cli.no_embeddings {
+        return Ok(None);
+    }
+    let path = cli
+        .model
+        .clone()
+        .unwrap_or_else(quire_embed::default_model_path);
+    if !path.exists() {
+        if cli.model.is_some() {
+            bail!("no model file at {}", path.display());
+        }
+        eprintln!(
+            "quire: no embedding model at {} (run scripts/fetch-model.sh): using BM25 only",
+            path.display()
+        );
+        return Ok(None);
+    }
+    let model = E5Model::load(&path)
+        .with_context(|| format!("cannot load the model {}", path.display()))?;
+    Ok(Some(Arc::new(model)))
+}
+
+fn open_searcher(cli: &Cli, embedder: Option<Arc<dyn Embedder>>) -> Result<Searcher> {
+    let searcher = Searcher::open(&index_location(cli)?)?;
+    Ok(match embedder {
+        Some(e) => searcher.with_embedder(e),
+        None => searcher,
+    })
+}
+
 /// Commands that work on the index rather than on the parsed vault.
 fn run_index_command(cli: &Cli, out: &mut String) -> Result<ExitCode> {
     match &cli.command {
+        Command::Similar { note, k } => {
+            let searcher = open_searcher(cli, load_embedder(cli)?)?;
+            let vault = open_vault(cli)?;
+            let path = vault.notes[find_note(&vault, note)?].path.clone();
+            let similar = searcher.similar(&path, (*k).clamp(1, 200))?;
+            if cli.json {
+                print_json(out, &json!({ "path": path, "similar": similar }));
+            } else {
+                for s in &similar {
+                    outln!(out, "{:.3}  {} — {}", s.score, s.path, s.title);
+                }
+            }
+        }
+        Command::Duplicates { threshold, limit } => {
+            let searcher = open_searcher(cli, load_embedder(cli)?)?;
+            let pairs = searcher.duplicates(*threshold, *limit)?;
+            if cli.json {
+                print_json(out, &json!({ "threshold": threshold, "pairs": pairs }));
+            } else if pairs.is_empty() {
+                outln!(out, "no pairs of notes with similarity ≥ {threshold}");
+            } else {
+                for p in &pairs {
+                    outln!(out, "{:.3}  {}  ~  {}", p.score, p.a, p.b);
+                }
+            }
+        }
         Command::Index { rebuild } => {
             let location = index_location(cli)?;
             let options = SyncOptions {
@@ -484,6 +574,7 @@ fn run_index_command(cli: &Cli, out: &mut String) -> Result<ExitCode> {
                     skip_dirs: Vec::new(),
                 },
                 rebuild: *rebuild,
+                embedder: load_embedder(cli)?,
             };
             let progress = progress::SyncBar::new(cli.json);
             let stats = sync(&vault_root(cli)?, &location, &options, &progress)?;
@@ -493,12 +584,14 @@ fn run_index_command(cli: &Cli, out: &mut String) -> Result<ExitCode> {
             } else {
                 outln!(
                     out,
-                    "indexed {} notes ({} unchanged, {} deleted, {} skipped); {} chunks; generation {} in {:.2}s",
+                    "indexed {} notes ({} unchanged, {} deleted, {} skipped); {} chunks, {} embedded, {} reused; generation {} in {:.2}s",
                     stats.notes_indexed,
                     stats.notes_unchanged,
                     stats.notes_deleted,
                     stats.notes_skipped.len(),
                     stats.chunks_total,
+                    stats.chunks_embedded,
+                    stats.chunks_reused,
                     stats.generation,
                     stats.seconds
                 );
@@ -511,6 +604,7 @@ fn run_index_command(cli: &Cli, out: &mut String) -> Result<ExitCode> {
         Command::Status => {
             let location = index_location(cli)?;
             let searcher = Searcher::open(&location)?;
+            let space = searcher.space()?;
             let store = searcher.store();
             let skipped = store.skipped()?;
             let size = dir_size(&location.dir);
@@ -521,7 +615,7 @@ fn run_index_command(cli: &Cli, out: &mut String) -> Result<ExitCode> {
                 "notes_indexed": store.count("notes")?,
                 "chunks": store.count("chunks")?,
                 "embeddings": store.count("embeddings")?,
-                "embedding_space": serde_json::Value::Null,
+                "embedding_space": space,
                 "skipped": skipped.iter().map(|(p, m)| json!({"path": p, "reason": m})).collect::<Vec<_>>(),
                 "index_bytes": size,
             });
@@ -532,11 +626,19 @@ fn run_index_command(cli: &Cli, out: &mut String) -> Result<ExitCode> {
                 outln!(out, "generation  {}", status["generation"]);
                 outln!(out, "notes       {}", status["notes_indexed"]);
                 outln!(out, "chunks      {}", status["chunks"]);
-                outln!(
-                    out,
-                    "embeddings  {} (no embedding model configured: search runs in bm25 mode)",
-                    status["embeddings"]
-                );
+                match &space {
+                    Some(space) => outln!(
+                        out,
+                        "embeddings  {} ({}, {} dimensions)",
+                        status["embeddings"],
+                        space.model,
+                        space.dimension
+                    ),
+                    None => outln!(
+                        out,
+                        "embeddings  none (no embedding model was available: search runs in bm25 mode)"
+                    ),
+                }
                 outln!(out, "size        {:.1} MB", size as f64 / 1e6);
                 outln!(out, "skipped     {}", skipped.len());
                 for (path, reason) in &skipped {
@@ -551,11 +653,21 @@ fn run_index_command(cli: &Cli, out: &mut String) -> Result<ExitCode> {
             folder,
             tag,
         } => {
-            let location = index_location(cli)?;
-            let searcher = Searcher::open(&location)?;
+            let wants_vectors = *mode != Some(quire_search::Mode::Bm25);
+            let embedder = if wants_vectors {
+                load_embedder(cli)?
+            } else {
+                None
+            };
+            let has_model = embedder.is_some();
+            let searcher = open_searcher(cli, embedder)?;
             let mut request = SearchRequest::new(query.clone());
             request.k = (*k).clamp(1, 200);
-            request.mode = *mode;
+            request.mode = mode.unwrap_or(if has_model && searcher.space()?.is_some() {
+                quire_search::Mode::Hybrid
+            } else {
+                quire_search::Mode::Bm25
+            });
             request.filter = Filter {
                 folder: folder.clone(),
                 tag: tag.clone(),
@@ -606,7 +718,10 @@ fn run_index_command(cli: &Cli, out: &mut String) -> Result<ExitCode> {
                 title: *title_boost,
                 ..Default::default()
             };
-            let report = quire_search::eval::evaluate_bm25(&set, boosts)?;
+            let embedder = load_embedder(cli)?;
+            let cache = dirs_cache();
+            let report =
+                quire_search::eval::evaluate(&set, boosts, embedder.as_deref(), Some(&cache))?;
             if cli.json {
                 print_json(out, &report);
             } else {
@@ -628,15 +743,26 @@ fn run_index_command(cli: &Cli, out: &mut String) -> Result<ExitCode> {
                         report.mrr_at_10[name]
                     );
                 }
-                outln!(
-                    out,
-                    "(vector and hybrid need an embedding model, which is not configured yet)"
-                );
+                if embedder.is_none() {
+                    outln!(
+                        out,
+                        "(vector and hybrid need the embedding model: run scripts/fetch-model.sh)"
+                    );
+                }
             }
         }
         _ => unreachable!("not an index command"),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Where `quire eval` caches corpus vectors.
+fn dirs_cache() -> PathBuf {
+    quire_embed::default_model_path()
+        .parent()
+        .and_then(Path::parent)
+        .map(|p| p.join("eval-cache"))
+        .unwrap_or_else(|| std::env::temp_dir().join("quire-eval-cache"))
 }
 
 /// `obsidian://open?vault=…&file=…` for a note.
