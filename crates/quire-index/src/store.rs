@@ -271,11 +271,7 @@ impl Store {
 
     /// Every chunk that has a vector in `space_id`: its (note path, chunk id) and the vectors as one
     /// contiguous row-major matrix of `dimension` columns.
-    pub fn vectors(
-        &self,
-        space_id: &str,
-        dimension: usize,
-    ) -> Result<ChunkVectors, IndexError> {
+    pub fn vectors(&self, space_id: &str, dimension: usize) -> Result<ChunkVectors, IndexError> {
         let mut stmt = self
             .conn
             .prepare(

@@ -30,9 +30,12 @@ impl Ord for Score {
     }
 }
 
+/// A heap entry that keeps the lowest score on top (so the heap holds the best ones).
+type Ranked<T> = Reverse<(Score, Reverse<T>)>;
+
 /// The `k` best (index, score) pairs of an iterator, best first, in O(k) memory.
 pub fn top_k(scores: impl Iterator<Item = (usize, f32)>, k: usize) -> Vec<(usize, f32)> {
-    let mut heap: BinaryHeap<Reverse<(Score, Reverse<usize>)>> = BinaryHeap::with_capacity(k + 1);
+    let mut heap: BinaryHeap<Ranked<usize>> = BinaryHeap::with_capacity(k + 1);
     for (i, s) in scores {
         if k == 0 || s.is_nan() {
             continue;
@@ -99,8 +102,7 @@ impl VectorMatrix {
 /// The most similar pairs among `vectors` with similarity at least `threshold`, best first, at
 /// most `limit`; memory stays O(n + limit) however many pairs pass.
 pub fn top_pairs(vectors: &[&[f32]], threshold: f32, limit: usize) -> Vec<(usize, usize, f32)> {
-    let mut heap: BinaryHeap<Reverse<(Score, Reverse<(usize, usize)>)>> =
-        BinaryHeap::with_capacity(limit + 1);
+    let mut heap: BinaryHeap<Ranked<(usize, usize)>> = BinaryHeap::with_capacity(limit + 1);
     for i in 0..vectors.len() {
         for j in i + 1..vectors.len() {
             let s = dot(vectors[i], vectors[j]);
