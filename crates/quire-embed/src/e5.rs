@@ -112,10 +112,11 @@ impl E5Model {
             },
         );
         // The encoder is now in f32 tensors; keep only the word-embedding bytes of the file.
-        let model_name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        // The space names the weights, not the file: a renamed copy is the same model.
+        let model_name = format!(
+            "multilingual-e5-small@{}",
+            &blake3::hash(&file.data).to_hex()[..16]
+        );
         Ok(E5Model {
             tokenizer: Tokenizer::new(tables),
             header: h,
@@ -278,7 +279,7 @@ impl Embedder for E5Model {
     fn space(&self) -> EmbeddingSpace {
         EmbeddingSpace {
             provider: "local-e5s1".into(),
-            model: format!("multilingual-e5-small ({})", self.model_name),
+            model: self.model_name.clone(),
             dimension: self.header.hidden,
             query_prefix: "query: ".into(),
             passage_prefix: "passage: ".into(),

@@ -14,6 +14,7 @@
 
 pub mod e5;
 pub mod e5s1;
+pub mod remote;
 pub mod tokenizer;
 
 use std::path::PathBuf;
@@ -21,6 +22,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 pub use e5::E5Model;
+pub use remote::{RemoteConfig, RemoteEmbedder};
 
 #[derive(Debug, thiserror::Error)]
 pub enum EmbedError {

@@ -508,6 +508,13 @@ fn load_embedder(cli: &Cli) -> Result<Option<Arc<dyn Embedder>>> {
     if cli.no_embeddings {
         return Ok(None);
     }
+    // An OpenAI-compatible server when QUIRE_EMBED_BASE_URL is set; else the local model.
+    if let Some(config) = quire_embed::RemoteConfig::from_env() {
+        let url = config.base_url.clone();
+        let remote = quire_embed::RemoteEmbedder::connect(config)
+            .with_context(|| format!("cannot reach the embeddings endpoint {url}"))?;
+        return Ok(Some(Arc::new(remote)));
+    }
     let path = cli
         .model
         .clone()

@@ -10,6 +10,8 @@ use serde_json::Value;
 fn quire(index: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_quire"));
     c.env("QUIRE_INDEX_DIR", index);
+    // BM25 only unless a test passes --model: embedding is slow, and most tests are about the rest.
+    c.env("QUIRE_MODEL", "/nonexistent/quire-model.bin");
     c
 }
 
@@ -113,7 +115,7 @@ fn search_groups_by_note_with_lines_that_point_at_the_text() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("needs an embedding model"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("needs the embedding model"));
     // Status reports the coverage.
     let status = json(
         &quire(&index)
@@ -271,4 +273,121 @@ fn bm25_reaches_the_published_scifact_score_and_carries_chinese_and_thai() {
         let ndcg = v["ndcg_at_10"]["bm25"].as_f64().unwrap();
         assert!(ndcg >= 0.9, "XQuAD {lang} BM25 nDCG@10 {ndcg}");
     }
+}
+
+#[test]
+fn hybrid_search_similar_notes_and_duplicates_with_the_local_model() {
+    let model = quire_embed_path();
+    let dir = tempfile::tempdir().unwrap();
+    let index = dir.path().join("index");
+    let vault = sample_vault();
+    let run = |args: &[&str]| -> Value {
+        json(
+            &quire(&index)
+                .arg("--vault")
+                .arg(&vault)
+                .arg("--model")
+                .arg(&model)
+                .arg("--json")
+                .args(args)
+                .output()
+                .unwrap(),
+        )
+    };
+    let stats = run(&["index"]);
+    assert_eq!(stats["chunks_embedded"], stats["chunks_total"]);
+    let status = run(&["status"]);
+    assert_eq!(status["embeddings"], stats["chunks_total"]);
+    assert_eq!(status["embedding_space"]["dimension"], 384);
+
+    // Meaning across languages: an English phrase finds the Chinese note that says it, which
+    // words alone cannot.
+    let first_path = |v: &Value| {
+        v["results"][0]["path"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    let vector = run(&[
+        "search",
+        "Tieguanyin tea with a floral aroma",
+        "--mode",
+        "vector",
+        "-k",
+        "3",
+    ]);
+    assert_eq!(first_path(&vector), "Languages/乌龙茶入门.md");
+    let bm25 = run(&[
+        "search",
+        "Tieguanyin tea with a floral aroma",
+        "--mode",
+        "bm25",
+        "-k",
+        "3",
+    ]);
+    assert_ne!(first_path(&bm25), "Languages/乌龙茶入门.md");
+    // Hybrid is the default mode with a model; the starter note leads for a paraphrase.
+    let h = run(&["search", "keeping my levain alive and bubbly", "-k", "3"]);
+    assert_eq!(h["mode"], "hybrid");
+    let first = h["results"][0]["path"].as_str().unwrap();
+    assert!(first.contains("Sourdough"), "{first}");
+
+    let similar = run(&["similar", "Sourdough Starter", "-k", "3"]);
+    let sims: Vec<&str> = similar["similar"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["path"].as_str().unwrap())
+        .collect();
+    assert!(
+        sims.contains(&"Projects/Sourdough Experiment.md"),
+        "{sims:?}"
+    );
+    assert!(!sims.contains(&"Resources/Sourdough Starter.md"));
+    let scores: Vec<f64> = similar["similar"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["score"].as_f64().unwrap())
+        .collect();
+    assert!(scores.windows(2).all(|w| w[0] >= w[1]));
+
+    let dups = run(&["duplicates", "--threshold", "0.95", "--limit", "3"]);
+    let pairs = dups["pairs"].as_array().unwrap();
+    assert!(pairs.len() <= 3 && !pairs.is_empty());
+    assert!(
+        pairs
+            .iter()
+            .all(|p| p["score"].as_f64().unwrap() >= 0.95 && p["a"] != p["b"])
+    );
+    // The two tea notes (Chinese) are the closest pair of the vault.
+    let top = (
+        pairs[0]["a"].as_str().unwrap(),
+        pairs[0]["b"].as_str().unwrap(),
+    );
+    assert_eq!(top, ("Languages/乌龙茶入门.md", "Languages/茶的笔记.md"));
+
+    // A second run embeds nothing.
+    let again = run(&["index"]);
+    assert_eq!(again["chunks_embedded"], 0);
+}
+
+fn quire_embed_path() -> PathBuf {
+    let path = std::env::var_os("QUIRE_MODEL")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| dirs_data().join("quire/models/e5-small-q4.bin"));
+    assert!(
+        path.exists(),
+        "model missing at {}: run scripts/fetch-model.sh",
+        path.display()
+    );
+    path
+}
+
+fn dirs_data() -> PathBuf {
+    std::env::var_os("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".local/share")
+        })
 }
