@@ -5,6 +5,17 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # The embedding tests need the default model (fetched once into the user's data dir).
 ./scripts/fetch-model.sh >/dev/null
+# The MCP tests (crates/quire/tests/mcp.rs) drive `quire mcp` with the official Python client.
+if ! target/mcp-venv/bin/python -c 'import importlib.metadata as m; assert m.version("mcp") == "2.3.0"' 2>/dev/null; then
+  python3 -m venv target/mcp-venv
+  target/mcp-venv/bin/pip install --quiet --disable-pip-version-check mcp==2.3.0
+fi
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked
+# The in-process model (feature `local-llm`, off in the default build): its lints, and its
+# end-to-end tests with SmolLM2 (fetched once into the user's data dir). The first build
+# compiles llama.cpp with cmake.
+./scripts/fetch-llm.sh smollm2 >/dev/null
+cargo clippy -p quire-llm --all-targets --features local-llm --locked -- -D warnings
+cargo test -p quire-llm --features local-llm --locked

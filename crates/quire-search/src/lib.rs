@@ -17,6 +17,7 @@ pub mod eval;
 pub mod fusion;
 pub mod metrics;
 pub mod snippet;
+pub mod vault_eval;
 pub mod vectors;
 
 use std::collections::{HashMap, HashSet};
@@ -51,6 +52,16 @@ pub enum Mode {
     Hybrid,
     Bm25,
     Vector,
+}
+
+impl std::fmt::Display for Mode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Mode::Hybrid => "hybrid",
+            Mode::Bm25 => "bm25",
+            Mode::Vector => "vector",
+        })
+    }
 }
 
 impl std::str::FromStr for Mode {
@@ -182,6 +193,16 @@ impl Searcher {
             .store
             .meta(SPACE_KEY)?
             .and_then(|s| serde_json::from_str(&s).ok()))
+    }
+
+    /// The mode of a search that names none: hybrid when a model is loaded and the index has
+    /// embeddings, else BM25 (so a vault indexed without the model still answers).
+    pub fn default_mode(&self) -> Result<Mode, SearchError> {
+        Ok(if self.embedder.is_some() && self.space()?.is_some() {
+            Mode::Hybrid
+        } else {
+            Mode::Bm25
+        })
     }
 
     /// The embedder, checked against the index's space.

@@ -5,59 +5,16 @@
 //! Run: `cargo bench -p quire-vault --bench parse` (single-threaded; targets: ≥ 20 MB/s for
 //! parse + chunk, the four real vaults opened in < 1 s together).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use quire_vault::chunk::{ApproxTokenCounter, ChunkOptions, chunk_note};
 use quire_vault::{OpenOptions, ParseOptions, Vault, parse_note};
 
-const NOTES: usize = 10_000;
-const RUNS: usize = 5;
+mod common;
+use common::{NOTES, generated_note, write_vault};
 
-/// A deterministic note of a few KB with the features real notes have.
-fn generated_note(i: usize) -> (String, String) {
-    let topics = [
-        "garden",
-        "rust",
-        "running",
-        "sourdough",
-        "tea",
-        "kyoto",
-        "reading",
-        "sleep",
-    ];
-    let t = topics[i % topics.len()];
-    let path = format!(
-        "{}/{} note {i}.md",
-        ["Areas", "Projects", "Resources", "Journal"][i % 4],
-        t
-    );
-    let mut s = format!(
-        "---\ntype: note\ntags: [{t}, generated]\ncreated: 2026-01-{:02}\n---\n# {t} {i}\n\n",
-        i % 28 + 1
-    );
-    for sec in 0..(3 + i % 4) {
-        s.push_str(&format!("## Section {sec} about {t}\n\n"));
-        s.push_str(&format!(
-            "Paragraph {sec} links [[{} note {}]] and [[{t} note {}|an alias]] with #{t}/sub tag. \
-             It carries ordinary prose about {t}, written the way people write notes: short \
-             sentences, a few facts, and a question at the end? Yes.\n\n",
-            topics[(i + sec) % topics.len()],
-            (i + 7 * sec) % NOTES,
-            (i + 13) % NOTES
-        ));
-        s.push_str(
-            "- first point\n  - a detail under it\n- [ ] an open task\n- [x] a done task ^blk\n\n",
-        );
-        if sec % 2 == 0 {
-            s.push_str("```rust\n# not a heading\nfn main() { println!(\"hi\"); }\n```\n\n");
-        }
-        if sec == 1 {
-            s.push_str("> [!note] A callout\n> with a body line %%and a comment%%\n\n");
-        }
-    }
-    (path, s)
-}
+const RUNS: usize = 5;
 
 fn median(mut xs: Vec<Duration>) -> Duration {
     xs.sort();
@@ -87,14 +44,6 @@ fn corpora() -> Option<PathBuf> {
             PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpora")
         });
     dir.join("vaults").is_dir().then_some(dir)
-}
-
-fn write_vault(dir: &Path, notes: &[(String, String)]) {
-    for (path, text) in notes {
-        let file = dir.join(path);
-        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-        std::fs::write(file, text).unwrap();
-    }
 }
 
 fn main() {

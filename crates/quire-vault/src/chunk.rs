@@ -15,7 +15,8 @@
 //! A chunk id is `blake3(section key, ordinal)`, where the section key is the heading path of its
 //! section (with an occurrence number when the same path repeats in the note) and the ordinal is
 //! the chunk's position inside its section. Editing one section therefore never changes the ids of
-//! chunks in other sections; editing inside a section can shift the ordinals after the edit, which
+//! chunks in other sections (one exception: a heading with no text of its own joins its first
+//! child's chunk, so giving it text changes that child's chunks too); editing inside a section can shift the ordinals after the edit, which
 //! the index handles by also matching chunks by content hash. Ids are unique within a note and do
 //! not include the path, so a renamed note keeps its chunk ids; `(path, id)` is unique in a vault.
 //!
@@ -31,7 +32,7 @@ use crate::model::{BlockKind, Note};
 use crate::parse::is_cjk;
 
 /// Bump when chunk boundaries, ids or texts change, so indexes know to rebuild.
-pub const CHUNKER_VERSION: u32 = 1;
+pub const CHUNKER_VERSION: u32 = 2;
 
 /// Counts tokens the way the embedding model will.
 pub trait TokenCounter: Send + Sync {
@@ -240,8 +241,11 @@ fn sections(note: &Note) -> Vec<Section> {
     while i >= 2 {
         i -= 1;
         let (parent, child) = (&sections[i - 1], &sections[i]);
-        let is_child =
-            child.heading_path.len() > parent.heading_path.len() && !parent.heading_path.is_empty();
+        // A child by its heading path, not just by depth: after an earlier merge the next section
+        // may be a deeper heading under a different parent ("# A", "# B", "## C" with B empty).
+        let is_child = child.heading_path.len() > parent.heading_path.len()
+            && !parent.heading_path.is_empty()
+            && child.heading_path.starts_with(&parent.heading_path);
         let empty = !note.blocks.iter().any(|b| {
             !matches!(b.kind, BlockKind::Heading | BlockKind::Comment)
                 && b.start_line > parent.start_line

@@ -5,6 +5,8 @@
 
 use std::ops::Range;
 
+use crate::error::VaultError;
+
 /// Byte offsets of the start of every line of a text.
 #[derive(Debug, Clone)]
 pub struct LineIndex {
@@ -91,9 +93,45 @@ impl LineIndex {
     }
 }
 
+/// Parses a line range as the CLI's `--lines` and the MCP server's `lines` take it: `A-B`
+/// (1-based, inclusive), `A` (one line) or `A-` (to the end), clamped to `line_count`.
+pub fn parse_line_range(spec: &str, line_count: usize) -> Result<(usize, usize), VaultError> {
+    let bad = |why: &str| VaultError::BadRequest(format!("bad line range `{spec}`: {why}"));
+    let (a, b) = match spec.split_once('-') {
+        Some((a, b)) => (a.trim(), b.trim()),
+        None => (spec.trim(), spec.trim()),
+    };
+    let start: usize = a.parse().map_err(|_| bad("expected A-B"))?;
+    let end: usize = if b.is_empty() {
+        line_count
+    } else {
+        b.parse().map_err(|_| bad("expected A-B"))?
+    };
+    if start == 0 || start > end {
+        return Err(bad("lines are 1-based and A must not exceed B"));
+    }
+    if start > line_count {
+        return Err(VaultError::BadRequest(format!(
+            "line {start} is past the end of the note ({line_count} lines)"
+        )));
+    }
+    Ok((start, end.min(line_count)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn line_ranges_parse_and_clamp() {
+        assert_eq!(parse_line_range("2-4", 10).unwrap(), (2, 4));
+        assert_eq!(parse_line_range("3", 10).unwrap(), (3, 3));
+        assert_eq!(parse_line_range("8-", 10).unwrap(), (8, 10));
+        assert_eq!(parse_line_range("8-99", 10).unwrap(), (8, 10));
+        for bad in ["0-2", "5-2", "x", "-3", "11"] {
+            assert!(parse_line_range(bad, 10).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn lines_and_offsets_follow_commonmark_breaks() {

@@ -3,6 +3,8 @@
 
 use serde::Serialize;
 
+use crate::error::VaultError;
+use crate::lines::parse_line_range;
 use crate::model::{Heading, Note};
 
 /// One heading and the headings nested under it.
@@ -56,6 +58,26 @@ impl Outline {
             stack.extend(node.children.iter().rev());
         }
         None
+    }
+}
+
+/// The lines a reader asked for: `lines` (`A-B`, see [`crate::lines::parse_line_range`]), the
+/// section under `heading` (a path as [`Outline::find`] takes it), or the whole note.
+pub fn select_lines(
+    note: &Note,
+    lines: Option<&str>,
+    heading: Option<&str>,
+) -> Result<(usize, usize), VaultError> {
+    match (lines, heading) {
+        (Some(spec), _) => parse_line_range(spec, note.line_count),
+        (None, Some(h)) => {
+            let outline = Outline::of(note);
+            let node = outline.find(h).ok_or_else(|| {
+                VaultError::BadRequest(format!("no heading `{h}` in {}", note.path))
+            })?;
+            Ok((node.line, node.end_line))
+        }
+        (None, None) => Ok((1, note.line_count)),
     }
 }
 

@@ -165,13 +165,7 @@ impl Vault {
             return Err(VaultError::BadRequest("empty note path".into()));
         }
         check_confined(query)?;
-        let normalized = query.replace('\\', "/");
-        let normalized = normalized.trim_start_matches("./");
-        let with_md = if normalized.to_lowercase().ends_with(".md") {
-            normalized.to_string()
-        } else {
-            format!("{normalized}.md")
-        };
+        let with_md = literal_note_path(query);
         if let Some(i) = self.index_of(&with_md) {
             return Ok(i);
         }
@@ -183,7 +177,11 @@ impl Vault {
         {
             return Ok(i);
         }
-        match self.resolver.resolve("", normalized) {
+        let normalized = query.replace('\\', "/");
+        match self
+            .resolver
+            .resolve("", normalized.trim_start_matches("./"))
+        {
             Some(Resolution::Note(i)) => Ok(i),
             _ => Err(VaultError::NoteNotFound(query.to_string())),
         }
@@ -192,6 +190,19 @@ impl Vault {
     /// The chunks of note `i` with the vault's settings and the approximate token counter.
     pub fn chunks(&self, i: usize) -> Vec<Chunk> {
         chunk_note(&self.notes[i], &self.chunk_options, &ApproxTokenCounter)
+    }
+}
+
+/// The vault-relative path a NOTE argument names when taken literally: `\\` becomes `/`, a
+/// leading `./` is dropped and `.md` is added when missing. [`Vault::find_note`] tries it first;
+/// callers that only have a list of note paths (the index) can match it the same way.
+pub fn literal_note_path(query: &str) -> String {
+    let normalized = query.trim().replace('\\', "/");
+    let normalized = normalized.trim_start_matches("./");
+    if normalized.to_lowercase().ends_with(".md") {
+        normalized.to_string()
+    } else {
+        format!("{normalized}.md")
     }
 }
 

@@ -11,9 +11,11 @@ use quire_embed::{E5Model, Embedder};
 use quire_index::{Filter, IndexLocation, SyncOptions, sync};
 use quire_search::{SearchRequest, Searcher};
 use quire_vault::links::{Resolution, describe_link};
+use quire_vault::outline::select_lines;
 use quire_vault::reasoning::{self, to_canonical_json};
 use quire_vault::{OpenOptions, Outline, OutlineNode, Vault, VaultError};
 
+mod assist;
 mod progress;
 use serde_json::json;
 
@@ -98,6 +100,23 @@ enum Command {
     },
     /// What was read, and every file skipped or with problems, with the reason.
     Scan,
+    /// ask, draft, reflect, questions, config (crates/quire-assist).
+    #[command(flatten)]
+    Assist(assist::AssistCommand),
+    /// Serve the vault read-only to AI clients over MCP: on stdin/stdout, or streamable HTTP
+    /// with --http. Keeps the index fresh while it runs (the watcher) unless --no-watch.
+    Mcp {
+        /// Serve streamable HTTP at http://ADDR/mcp instead of stdio: HOST:PORT, or a bare PORT
+        /// on 127.0.0.1 (port 0 picks a free one; the URL is printed on stderr).
+        #[arg(long, value_name = "ADDR")]
+        http: Option<String>,
+        /// Do not watch the vault: serve the index as it is.
+        #[arg(long)]
+        no_watch: bool,
+        /// The watcher's quiet time after the last change, in milliseconds (default 1500).
+        #[arg(long, hide = true)]
+        debounce_ms: Option<u64>,
+    },
     /// Bring the index up to date with the vault (only changed notes are read again).
     Index {
         /// Re-read every note and rebuild the full-text index.
@@ -137,8 +156,17 @@ enum Command {
         limit: usize,
     },
     /// Retrieval quality on a BEIR-layout test set (corpus.jsonl, queries.jsonl, qrels/test.tsv).
+    /// Retrieval quality (nDCG@10, recall@10/100, MRR@10 for bm25, vector, hybrid): on a BEIR-layout
+    /// test set DIR, or without DIR on the vault itself (`quire eval --vault PATH`), with queries
+    /// made from its headings and link lines (the index is brought up to date first).
     Eval {
-        dir: PathBuf,
+        dir: Option<PathBuf>,
+        /// Vault queries per kind (headings, link lines) when evaluating the vault.
+        #[arg(long, default_value_t = 200)]
+        queries: usize,
+        /// Print the generated vault queries and their answers instead of evaluating.
+        #[arg(long)]
+        list_queries: bool,
         /// BM25 weight of the title field. 1 by default here: the titles of test-set documents
         /// (article titles) are not note titles, for which search uses 5.
         #[arg(long, default_value_t = 1.0)]
@@ -175,13 +203,17 @@ fn open_vault(cli: &Cli) -> Result<Vault> {
         Some(dir) => dir.clone(),
         None => std::env::current_dir().context("cannot read the current directory")?,
     };
-    let options = OpenOptions {
+    Ok(Vault::open(&root, &open_options(cli))?)
+}
+
+/// The scan settings given by flags (added to the vault's config file).
+fn open_options(cli: &Cli) -> OpenOptions {
+    OpenOptions {
         include: cli.include.clone(),
         exclude: cli.exclude.clone(),
         max_file_bytes: cli.max_file_mb.map(|mb| (mb * 1024.0 * 1024.0) as u64),
         skip_dirs: Vec::new(),
-    };
-    Ok(Vault::open(&root, &options)?)
+    }
 }
 
 /// A NOTE argument: a path to a file inside the vault (relative to the current directory or
@@ -226,6 +258,17 @@ fn index_location(cli: &Cli) -> Result<IndexLocation> {
 }
 
 fn run(cli: Cli, out: &mut String) -> Result<ExitCode> {
+    if let Command::Mcp {
+        http,
+        no_watch,
+        debounce_ms,
+    } = &cli.command
+    {
+        return run_mcp(&cli, http.as_deref(), *no_watch, *debounce_ms);
+    }
+    if let Command::Assist(command) = &cli.command {
+        return assist::run(&cli, command, out);
+    }
     match &cli.command {
         Command::Index { .. }
         | Command::Status
@@ -295,17 +338,7 @@ fn run(cli: Cli, out: &mut String) -> Result<ExitCode> {
         } => {
             let i = find_note(&vault, note)?;
             let n = &vault.notes[i];
-            let (start, end) = match (lines, heading) {
-                (Some(spec), _) => parse_line_range(spec, n.line_count)?,
-                (None, Some(h)) => {
-                    let outline = Outline::of(n);
-                    let node = outline
-                        .find(h)
-                        .ok_or_else(|| anyhow::anyhow!("no heading `{h}` in {}", n.path))?;
-                    (node.line, node.end_line)
-                }
-                (None, None) => (1, n.line_count),
-            };
+            let (start, end) = select_lines(n, lines.as_deref(), heading.as_deref())?;
             let text = n.lines(start, end).unwrap_or_default();
             if cli.json {
                 print_json(
@@ -456,6 +489,8 @@ fn run(cli: Cli, out: &mut String) -> Result<ExitCode> {
         | Command::Eval { .. }
         | Command::Similar { .. }
         | Command::Duplicates { .. } => unreachable!("handled by run_index_command"),
+        Command::Mcp { .. } => unreachable!("handled by run_mcp"),
+        Command::Assist(_) => unreachable!("handled by assist::run"),
         Command::Scan => {
             let warnings: Vec<_> = vault
                 .notes
@@ -574,12 +609,7 @@ fn run_index_command(cli: &Cli, out: &mut String) -> Result<ExitCode> {
         Command::Index { rebuild } => {
             let location = index_location(cli)?;
             let options = SyncOptions {
-                open: OpenOptions {
-                    include: cli.include.clone(),
-                    exclude: cli.exclude.clone(),
-                    max_file_bytes: cli.max_file_mb.map(|mb| (mb * 1024.0 * 1024.0) as u64),
-                    skip_dirs: Vec::new(),
-                },
+                open: open_options(cli),
                 rebuild: *rebuild,
                 embedder: load_embedder(cli)?,
             };
@@ -666,15 +696,13 @@ fn run_index_command(cli: &Cli, out: &mut String) -> Result<ExitCode> {
             } else {
                 None
             };
-            let has_model = embedder.is_some();
             let searcher = open_searcher(cli, embedder)?;
             let mut request = SearchRequest::new(query.clone());
             request.k = (*k).clamp(1, 200);
-            request.mode = mode.unwrap_or(if has_model && searcher.space()?.is_some() {
-                quire_search::Mode::Hybrid
-            } else {
-                quire_search::Mode::Bm25
-            });
+            request.mode = match mode {
+                Some(mode) => *mode,
+                None => searcher.default_mode()?,
+            };
             request.filter = Filter {
                 folder: folder.clone(),
                 tag: tag.clone(),
@@ -719,7 +747,17 @@ fn run_index_command(cli: &Cli, out: &mut String) -> Result<ExitCode> {
                 }
             }
         }
-        Command::Eval { dir, title_boost } => {
+        Command::Eval {
+            dir: None,
+            queries,
+            list_queries,
+            ..
+        } => eval_vault(cli, *queries, *list_queries, out)?,
+        Command::Eval {
+            dir: Some(dir),
+            title_boost,
+            ..
+        } => {
             let set = quire_search::eval::TestSet::load(dir)?;
             let boosts = quire_index::Boosts {
                 title: *title_boost,
@@ -761,6 +799,126 @@ fn run_index_command(cli: &Cli, out: &mut String) -> Result<ExitCode> {
         _ => unreachable!("not an index command"),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `quire eval` without DIR: queries made from the vault's own headings and link lines, run
+/// against its index (synced first) in every mode the index supports.
+fn eval_vault(cli: &Cli, per_kind: usize, list: bool, out: &mut String) -> Result<()> {
+    let vault = open_vault(cli)?;
+    let queries = quire_search::vault_eval::vault_queries(&vault, per_kind);
+    if list {
+        if cli.json {
+            print_json(out, &queries);
+        } else {
+            for q in &queries {
+                outln!(out, "{:?}\t{}\t{}", q.kind, q.text, q.relevant);
+            }
+        }
+        return Ok(());
+    }
+    if queries.is_empty() {
+        bail!(
+            "the vault has no headings (level 2+, unique, two words or more) or link lines to make queries from"
+        );
+    }
+    let embedder = load_embedder(cli)?;
+    let location = index_location(cli)?;
+    let options = SyncOptions {
+        open: open_options(cli),
+        rebuild: false,
+        embedder: embedder.clone(),
+    };
+    let progress = progress::SyncBar::new(cli.json);
+    sync(&vault.root, &location, &options, &progress)?;
+    progress.finish();
+    let searcher = open_searcher(cli, embedder.clone())?;
+    let mut modes = vec![quire_search::Mode::Bm25];
+    if embedder.is_some() && searcher.space()?.is_some() {
+        modes.extend([quire_search::Mode::Vector, quire_search::Mode::Hybrid]);
+    }
+    let report = quire_search::vault_eval::evaluate_vault(&searcher, &queries, &modes)?;
+    if cli.json {
+        print_json(out, &report);
+        return Ok(());
+    }
+    outln!(
+        out,
+        "{}: {} queries from the vault ({} headings, {} link lines); one relevant note each",
+        vault.root.display(),
+        report.queries,
+        report
+            .queries_by_kind
+            .get(&quire_search::vault_eval::QueryKind::Heading)
+            .copied()
+            .unwrap_or(0),
+        report
+            .queries_by_kind
+            .get(&quire_search::vault_eval::QueryKind::Link)
+            .copied()
+            .unwrap_or(0),
+    );
+    outln!(
+        out,
+        "retriever  nDCG@10  recall@10  recall@100  MRR@10   nDCG@10 headings  links"
+    );
+    for name in report.ndcg_at_10.keys() {
+        let kind = |k| {
+            report
+                .ndcg_at_10_by_kind
+                .get(&k)
+                .and_then(|m| m.get(name))
+                .map(|v| format!("{v:.4}"))
+                .unwrap_or_else(|| "-".into())
+        };
+        outln!(
+            out,
+            "{name:<9}  {:.4}   {:.4}     {:.4}      {:.4}   {:<16}  {}",
+            report.ndcg_at_10[name],
+            report.recall_at_10[name],
+            report.recall_at_100[name],
+            report.mrr_at_10[name],
+            kind(quire_search::vault_eval::QueryKind::Heading),
+            kind(quire_search::vault_eval::QueryKind::Link),
+        );
+    }
+    Ok(())
+}
+
+/// `quire mcp`: the read-only MCP server. stdout carries the protocol, so everything else
+/// (the model note, sync reports) goes to stderr.
+fn run_mcp(
+    cli: &Cli,
+    http: Option<&str>,
+    no_watch: bool,
+    debounce_ms: Option<u64>,
+) -> Result<ExitCode> {
+    let config = quire_mcp::ServerConfig {
+        vault_root: vault_root(cli)?,
+        open: open_options(cli),
+        index: index_location(cli)?,
+        embedder: load_embedder(cli)?,
+        watch: !no_watch,
+        debounce: debounce_ms.map(std::time::Duration::from_millis),
+    };
+    match http {
+        Some(spec) => quire_mcp::serve_http(config, listen_addr(spec)?)?,
+        None => quire_mcp::serve_stdio(config)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--http ADDR`: `HOST:PORT`, or a bare port on 127.0.0.1.
+fn listen_addr(spec: &str) -> Result<std::net::SocketAddr> {
+    use std::net::ToSocketAddrs;
+    if let Ok(port) = spec.parse::<u16>() {
+        return Ok(([127, 0, 0, 1], port).into());
+    }
+    spec.to_socket_addrs()
+        .ok()
+        .and_then(|mut addrs| addrs.next())
+        .with_context(|| {
+            format!("bad --http address `{spec}`: expected HOST:PORT, e.g. 127.0.0.1:8765")
+        })
 }
 
 /// Where `quire eval` caches corpus vectors.
@@ -807,29 +965,6 @@ fn dir_size(dir: &Path) -> u64 {
                 .sum()
         })
         .unwrap_or(0)
-}
-
-fn parse_line_range(spec: &str, line_count: usize) -> Result<(usize, usize)> {
-    let (a, b) = match spec.split_once('-') {
-        Some((a, b)) => (a.trim(), b.trim()),
-        None => (spec.trim(), spec.trim()),
-    };
-    let start: usize = a
-        .parse()
-        .with_context(|| format!("bad line range `{spec}`: expected A-B"))?;
-    let end: usize = if b.is_empty() {
-        line_count
-    } else {
-        b.parse()
-            .with_context(|| format!("bad line range `{spec}`: expected A-B"))?
-    };
-    if start == 0 || start > end {
-        bail!("bad line range `{spec}`: lines are 1-based and A must not exceed B");
-    }
-    if start > line_count {
-        bail!("line {start} is past the end of the note ({line_count} lines)");
-    }
-    Ok((start, end.min(line_count)))
 }
 
 fn join_strings(v: &serde_json::Value) -> String {

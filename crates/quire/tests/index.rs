@@ -391,3 +391,69 @@ fn dirs_data() -> PathBuf {
             PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".local/share")
         })
 }
+
+#[test]
+fn eval_on_the_vault_itself_builds_checkable_queries_and_scores_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = dir.path().join("index");
+    let vault = corpora().join("vaults/obsidian-tasks-docs/vault");
+    let listed = json(
+        &quire(&index)
+            .arg("--vault")
+            .arg(&vault)
+            .args(["--json", "eval", "--list-queries"])
+            .output()
+            .unwrap(),
+    );
+    let queries = listed.as_array().unwrap();
+    assert!(queries.len() >= 5, "too few queries: {queries:?}");
+    // Every query's answer is a real note, and a link query names the note it came from, whose
+    // file holds a link on a line containing the query's words.
+    for q in queries {
+        let relevant = q["relevant"].as_str().unwrap();
+        assert!(vault.join(relevant).is_file(), "{relevant}");
+        if q["kind"] == "heading" {
+            let text = fs::read_to_string(vault.join(relevant)).unwrap();
+            let heading = q["text"].as_str().unwrap();
+            // Inline markup (`code`, *emphasis*) is not part of a heading's text.
+            let plain = |s: &str| s.replace(['`', '*'], "").trim().to_string();
+            assert!(
+                text.lines()
+                    .any(|l| l.starts_with("##")
+                        && plain(l.trim_start_matches('#')) == plain(heading)),
+                "{heading} not a heading of {relevant}"
+            );
+        } else {
+            let source = q["exclude"].as_str().unwrap();
+            assert_ne!(source, relevant);
+            let text = fs::read_to_string(vault.join(source)).unwrap();
+            let first_word = q["text"]
+                .as_str()
+                .unwrap()
+                .split_whitespace()
+                .next()
+                .unwrap();
+            assert!(
+                text.lines()
+                    .any(|l| l.contains("[[") && l.contains(first_word)),
+                "no link line with {first_word} in {source}"
+            );
+        }
+    }
+    let report = json(
+        &quire(&index)
+            .arg("--vault")
+            .arg(&vault)
+            .args(["--json", "eval"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(report["queries"].as_u64().unwrap() as usize, queries.len());
+    let ndcg = report["ndcg_at_10"]["bm25"].as_f64().unwrap();
+    let recall = report["recall_at_100"]["bm25"].as_f64().unwrap();
+    assert!((0.0..=1.0).contains(&ndcg) && ndcg > 0.2, "nDCG@10 {ndcg}");
+    assert!(recall >= ndcg, "recall@100 {recall} below nDCG@10 {ndcg}");
+    // Without a model only BM25 runs, and the index was built by eval itself.
+    assert!(report["ndcg_at_10"].get("hybrid").is_none());
+    assert!(index.join("quire.sqlite").is_file());
+}

@@ -1,0 +1,338 @@
+//! `ask`: answers written from the notes, with every citation checked against quire's records.
+//!
+//! A [`Conversation`] holds the sources given so far and the turns so far. Each turn brings a
+//! [`FrozenContext`] (retrieved and verified before generation), numbers its passages (a passage
+//! given in an earlier turn keeps its id, new ones continue the numbering), streams the answer
+//! through a [`CitationRewriter`](crate::CitationRewriter) and then checks the citations: ids
+//! the conversation never gave are removed from the answer and reported, never turned into
+//! paths. The source cards are built from the [`Source`] records, not from the answer's text.
+//!
+//! Without a model the answer is *extractive*: the best passages quoted as they are, with their
+//! ids, and labelled as such.
+
+use quire_llm::{CancelToken, ChatModel, ChatRequest, Message, Usage};
+use serde::Serialize;
+
+use crate::cite::{removed_warning, stream_cited};
+use crate::context::{FrozenContext, Passage, RetrievalReport, Source};
+use crate::error::AssistError;
+use crate::prompt;
+
+/// Passages quoted in an extractive answer.
+const EXTRACTIVE_PASSAGES: usize = 3;
+/// The longest quote of one passage in an extractive answer, in code points.
+const EXTRACTIVE_QUOTE: usize = 700;
+
+/// How an answer was made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AnswerKind {
+    /// Written by the model from the sources.
+    Generated,
+    /// No model is configured: the best passages, quoted.
+    Extractive,
+    /// No passage matched, so no model was asked.
+    NothingFound,
+}
+
+/// A source as the user sees it, from quire's records.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SourceCard {
+    pub id: String,
+    pub path: String,
+    pub title: String,
+    pub heading_path: Vec<String>,
+    pub start_line: usize,
+    pub end_line: usize,
+    /// An Obsidian link to the passage's section: `[[Note#Heading]]`.
+    pub link: String,
+    /// Whether the answer cites it.
+    pub cited: bool,
+}
+
+impl SourceCard {
+    pub fn of(source: &Source, cited: bool) -> SourceCard {
+        let p = &source.passage;
+        let link = match p.heading_path.last() {
+            Some(heading) => format!("[[{}#{}]]", p.link, heading),
+            None => format!("[[{}]]", p.link),
+        };
+        SourceCard {
+            id: source.id.clone(),
+            path: p.path.clone(),
+            title: p.title.clone(),
+            heading_path: p.heading_path.clone(),
+            start_line: p.start_line,
+            end_line: p.end_line,
+            link,
+            cited,
+        }
+    }
+}
+
+/// One valid citation: the id and where it points.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CitedSource {
+    pub id: String,
+    pub path: String,
+    pub start_line: usize,
+    pub end_line: usize,
+}
+
+/// One answer (the `--json` output of `quire ask`).
+#[derive(Debug, Clone, Serialize)]
+pub struct Answer {
+    pub kind: AnswerKind,
+    /// The answer as shown: unknown citations removed.
+    pub answer: String,
+    /// The known ids it cites, in order of first use.
+    pub citations: Vec<CitedSource>,
+    /// Ids it cites that no source has; they were removed from `answer`.
+    pub invalid_citations: Vec<String>,
+    /// This turn's sources, then any earlier source the answer cites.
+    pub sources: Vec<SourceCard>,
+    /// Things the reader should know (no citation at all, removed citations).
+    pub warnings: Vec<String>,
+    pub retrieval: RetrievalReport,
+    pub model: Option<String>,
+    pub usage: Option<Usage>,
+}
+
+/// A conversation: one-shot `ask` is a conversation of one turn.
+#[derive(Debug, Clone, Default)]
+pub struct Conversation {
+    /// Every source given so far, with its id.
+    sources: Vec<Source>,
+    /// The user and assistant messages of the turns so far (the system prompt is added per call).
+    history: Vec<Message>,
+    questions: Vec<String>,
+}
+
+impl Conversation {
+    pub fn new() -> Conversation {
+        Conversation::default()
+    }
+
+    pub fn sources(&self) -> &[Source] {
+        &self.sources
+    }
+
+    pub fn history(&self) -> &[Message] {
+        &self.history
+    }
+
+    /// What to search for: a follow-up ("and in summer?") is searched together with the
+    /// question before it, which names what it is about.
+    pub fn retrieval_query(&self, question: &str) -> String {
+        match self.questions.last() {
+            Some(previous) => format!("{previous} {question}"),
+            None => question.to_string(),
+        }
+    }
+
+    /// Answers `question` from `context`, streaming the shown text to `on_text`. Without a
+    /// model the answer is extractive. A cancelled or failed turn leaves the conversation as
+    /// it was.
+    pub fn ask(
+        &mut self,
+        model: Option<&dyn ChatModel>,
+        context: FrozenContext,
+        question: &str,
+        cancel: &CancelToken,
+        on_text: &mut dyn FnMut(&str),
+    ) -> Result<Answer, AssistError> {
+        let FrozenContext { passages, report } = context;
+        let (turn, new) = self.number(passages);
+        if turn.is_empty() && self.sources.is_empty() {
+            // Nothing to answer from: asking a model would only invite an answer from elsewhere.
+            let text = nothing_found(&report);
+            on_text(&text);
+            return Ok(answer(
+                AnswerKind::NothingFound,
+                text,
+                &[],
+                &[],
+                &[],
+                Vec::new(),
+                report,
+            ));
+        }
+        let Some(model) = model else {
+            let text = extractive_answer(&turn);
+            on_text(&text);
+            let quoted: Vec<&str> = turn
+                .iter()
+                .take(EXTRACTIVE_PASSAGES)
+                .map(|s| s.id.as_str())
+                .collect();
+            return Ok(answer(
+                AnswerKind::Extractive,
+                text,
+                &turn,
+                &turn,
+                &quoted,
+                Vec::new(),
+                report,
+            ));
+        };
+        let earlier = self.sources.len();
+        let all: Vec<Source> = self.sources.iter().chain(&new).cloned().collect();
+        let known: Vec<&str> = all.iter().map(|s| s.id.as_str()).collect();
+        let user = prompt::ask_turn(&new, earlier, question);
+        let mut messages = vec![prompt::system(prompt::ASK_SYSTEM)];
+        messages.extend(self.history.iter().cloned());
+        messages.push(Message::user(user.clone()));
+        let mut request = ChatRequest::new(messages);
+        request.temperature = Some(0.2);
+        let cited = stream_cited(
+            model,
+            &request,
+            &known,
+            |ids| format!("[{}]", ids.join(", ")),
+            cancel,
+            on_text,
+        )?;
+
+        self.sources.extend(new);
+        self.history.push(Message::user(user));
+        // The model sees its earlier answers as shown: without the ids it invented.
+        self.history.push(Message::assistant(cited.text.clone()));
+        self.questions.push(question.to_string());
+
+        let valid: Vec<&str> = cited.citations.valid.iter().map(String::as_str).collect();
+        let mut result = answer(
+            AnswerKind::Generated,
+            cited.text,
+            &turn,
+            &self.sources,
+            &valid,
+            cited.citations.invalid,
+            report,
+        );
+        result.model = Some(model.name());
+        result.usage = cited.usage;
+        Ok(result)
+    }
+
+    /// Gives each passage its id: the id it had when an earlier turn gave it, else the next
+    /// one. Returns this turn's sources and the new ones among them.
+    fn number(&self, passages: Vec<Passage>) -> (Vec<Source>, Vec<Source>) {
+        let mut turn = Vec::new();
+        let mut new: Vec<Source> = Vec::new();
+        for passage in passages {
+            let same = |s: &&Source| {
+                s.passage.path == passage.path
+                    && s.passage.chunk_id == passage.chunk_id
+                    && s.passage.content_hash == passage.content_hash
+            };
+            if let Some(known) = self.sources.iter().find(same) {
+                turn.push(known.clone());
+                continue;
+            }
+            let source = Source {
+                id: format!("S{}", self.sources.len() + new.len() + 1),
+                passage,
+            };
+            new.push(source.clone());
+            turn.push(source);
+        }
+        (turn, new)
+    }
+}
+
+/// Builds an [`Answer`]: citations resolved through `all` (every source of the conversation),
+/// cards for this turn's sources plus the earlier ones it cites.
+fn answer(
+    kind: AnswerKind,
+    text: String,
+    turn: &[Source],
+    all: &[Source],
+    valid: &[&str],
+    invalid: Vec<String>,
+    retrieval: RetrievalReport,
+) -> Answer {
+    let citations: Vec<CitedSource> = valid
+        .iter()
+        .filter_map(|id| all.iter().find(|s| s.id == *id))
+        .map(|s| CitedSource {
+            id: s.id.clone(),
+            path: s.passage.path.clone(),
+            start_line: s.passage.start_line,
+            end_line: s.passage.end_line,
+        })
+        .collect();
+    let mut sources: Vec<SourceCard> = turn
+        .iter()
+        .map(|s| SourceCard::of(s, valid.contains(&s.id.as_str())))
+        .collect();
+    for id in valid {
+        if !turn.iter().any(|s| s.id == *id)
+            && let Some(earlier) = all.iter().find(|s| s.id == *id)
+        {
+            sources.push(SourceCard::of(earlier, true));
+        }
+    }
+    let mut warnings = Vec::new();
+    if kind == AnswerKind::Generated && citations.is_empty() {
+        warnings.push(
+            "the answer cites no source: check it against the sources before relying on it"
+                .to_string(),
+        );
+    }
+    warnings.extend(removed_warning("sources", &invalid));
+    Answer {
+        kind,
+        answer: text,
+        citations,
+        invalid_citations: invalid,
+        sources,
+        warnings,
+        retrieval,
+        model: None,
+        usage: None,
+    }
+}
+
+/// The offline answer: the best passages quoted as written, each under its source header.
+pub fn extractive_answer(sources: &[Source]) -> String {
+    let mut text = String::from(
+        "Extractive answer (no language model is configured): the passages of your notes that \
+         best match the question, quoted as written. Nothing here is generated.\n",
+    );
+    for source in sources.iter().take(EXTRACTIVE_PASSAGES) {
+        text.push('\n');
+        text.push_str(&prompt::source_header(source));
+        text.push('\n');
+        for line in shorten(&source.passage.text, EXTRACTIVE_QUOTE).lines() {
+            text.push_str("> ");
+            text.push_str(line);
+            text.push('\n');
+        }
+    }
+    text
+}
+
+fn nothing_found(report: &RetrievalReport) -> String {
+    match (&report.date_range, report.dropped.is_empty()) {
+        (Some(range), _) => format!(
+            "No passage of your notes matches the question in the daily notes of {range}, so there is nothing to answer from."
+        ),
+        (None, false) => "The passages that matched changed since the index was built, so there is nothing current to answer from: run `quire index` and ask again.".to_string(),
+        (None, true) => "No passage of your notes matches the question, so there is nothing to answer from.".to_string(),
+    }
+}
+
+/// `text` cut to `max` code points at a line or word end, with `…` when cut.
+pub(crate) fn shorten(text: &str, max: usize) -> String {
+    let text = text.trim();
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let cut: String = text.chars().take(max).collect();
+    let end = cut
+        .rfind('\n')
+        .filter(|&i| i > cut.len() / 2)
+        .or_else(|| cut.rfind(' ').filter(|&i| i > cut.len() / 2))
+        .unwrap_or(cut.len());
+    format!("{}…", cut[..end].trim_end())
+}

@@ -1,0 +1,61 @@
+//! [`AssistError`], the one error type of this crate.
+
+use std::path::PathBuf;
+
+/// Why an assist command failed. Errors about files name the file.
+#[derive(Debug, thiserror::Error)]
+pub enum AssistError {
+    #[error(transparent)]
+    Search(#[from] quire_search::SearchError),
+
+    #[error(transparent)]
+    Index(#[from] quire_index::IndexError),
+
+    #[error(transparent)]
+    Vault(#[from] quire_vault::VaultError),
+
+    /// The chat model failed or was cancelled (`LlmError::Cancelled` carries the partial answer).
+    #[error(transparent)]
+    Llm(#[from] quire_llm::LlmError),
+
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+
+    /// A note could not be read as text (missing, too large, binary, not UTF-8).
+    #[error("{path}: {reason}")]
+    Unreadable { path: String, reason: String },
+
+    /// The note changed on disk after quire read it, so writing would lose that change.
+    #[error(
+        "{path} changed since quire read it (its hash is no longer {expected}): nothing was written; run the command again"
+    )]
+    Changed { path: String, expected: String },
+
+    /// A date, week or range that cannot be read.
+    #[error("{0}")]
+    BadDate(String),
+
+    /// The command cannot run on this input (the message says why and what to do).
+    #[error("{0}")]
+    Unusable(String),
+}
+
+impl AssistError {
+    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> AssistError {
+        AssistError::Io {
+            path: path.into(),
+            source,
+        }
+    }
+
+    /// Whether this is a cancellation by the user (Ctrl-C), not a failure.
+    pub fn is_cancelled(&self) -> bool {
+        matches!(
+            self,
+            AssistError::Llm(quire_llm::LlmError::Cancelled { .. })
+        )
+    }
+}

@@ -1,0 +1,460 @@
+//! `questions`: what a note or a folder answers, as one short question per topic (after the
+//! chatpdf demo of seed 002).
+//!
+//! The paragraphs are the index's chunks of the note or folder, verified against the current
+//! files like `ask`'s passages, with the vectors the index already holds: no new embedding call.
+//! They are clustered by spherical k-means (cosine similarity of unit vectors) seeded by
+//! k-means++ with a fixed seed, so the same text gives the same topics; `k` grows with the
+//! square root of the paragraph count ([`cluster_count`]). Each topic's passages are ordered by
+//! closeness to its centre; the model gets the closest few and writes one question in their
+//! language. Offline, the topic's most central passage is shown instead.
+
+use std::collections::HashMap;
+
+use quire_llm::{CancelToken, ChatModel, ChatRequest};
+use quire_search::Searcher;
+use serde::Serialize;
+
+use crate::ask::shorten;
+use crate::context::{
+    Candidate, ChunkRef, Dropped, Passage, SourceReader, link_target, number_sources,
+};
+use crate::error::AssistError;
+use crate::prompt;
+
+/// The seed of k-means++: fixed, so topics are reproducible.
+pub const SEED: u64 = 0x5eed_0f90_1700;
+/// Passages per topic given to the model.
+const PASSAGES_PER_QUESTION: usize = 3;
+/// Code points of one passage given to the model.
+const PASSAGE_BUDGET: usize = 1_200;
+/// Paragraphs shorter than this many words (a lone heading, a link) are not a topic's material.
+const MIN_WORDS: usize = 4;
+
+/// A note or a folder.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Scope {
+    Note(String),
+    /// A vault-relative folder, any depth below it included (`""` is the whole vault).
+    Folder(String),
+}
+
+impl Scope {
+    pub fn contains(&self, path: &str) -> bool {
+        match self {
+            Scope::Note(note) => note == path,
+            Scope::Folder(folder) => {
+                let folder = folder.trim_matches('/');
+                folder.is_empty()
+                    || path
+                        .strip_prefix(folder)
+                        .is_some_and(|rest| rest.starts_with('/'))
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for Scope {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Scope::Note(path) => f.write_str(path),
+            Scope::Folder(folder) => write!(f, "{}/", folder.trim_matches('/')),
+        }
+    }
+}
+
+/// How many topics `paragraphs` paragraphs make: √(n/2) rounded, between 2 and 8, and never
+/// more than there are paragraphs.
+pub fn cluster_count(paragraphs: usize) -> usize {
+    let k = ((paragraphs as f64 / 2.0).sqrt().round() as usize).clamp(2, 8);
+    k.min(paragraphs)
+}
+
+/// A paragraph verified against its file, with its vector from the index.
+#[derive(Debug, Clone)]
+pub struct Paragraph {
+    pub passage: Passage,
+    pub vector: Vec<f32>,
+}
+
+/// The paragraphs of `scope` with the index's vectors, in note and document order, and the
+/// chunks that no longer match their files.
+pub fn load_paragraphs(
+    searcher: &Searcher,
+    reader: &SourceReader,
+    scope: &Scope,
+) -> Result<(Vec<Paragraph>, Vec<Dropped>), AssistError> {
+    let space = searcher.space()?.ok_or_else(|| {
+        AssistError::Unusable(
+            "questions groups the paragraphs by their vectors, and this index has none: fetch the \
+             model (scripts/fetch-model.sh) and run `quire index`"
+                .to_string(),
+        )
+    })?;
+    let store = searcher.store();
+    let (keys, matrix) = store.vectors(&space.id(), space.dimension)?;
+    let mut vectors: HashMap<(&str, &str), &[f32]> = HashMap::new();
+    for (i, (path, id)) in keys.iter().enumerate() {
+        if scope.contains(path) {
+            let row = &matrix[i * space.dimension..(i + 1) * space.dimension];
+            vectors.insert((path.as_str(), id.as_str()), row);
+        }
+    }
+    let notes = store.notes()?;
+    let mut paragraphs = Vec::new();
+    let mut dropped = Vec::new();
+    for note in notes.iter().filter(|n| scope.contains(&n.path)) {
+        let chunks: Vec<ChunkRef> = store
+            .chunks(Some(&note.path))?
+            .into_iter()
+            .filter(|c| vectors.contains_key(&(note.path.as_str(), c.id.as_str())))
+            .map(|c| ChunkRef {
+                id: c.id,
+                content_hash: c.content_hash,
+                heading_path: c.heading_path,
+                start_line: c.start_line,
+                end_line: c.end_line,
+                score: 0.0,
+            })
+            .collect();
+        let candidate = Candidate {
+            path: note.path.clone(),
+            title: note.title.clone(),
+            link: link_target(&note.path, notes.iter().map(|n| n.path.as_str())),
+            score: 0.0,
+            chunks,
+        };
+        let (passages, lost) = reader.verified_passages(&candidate);
+        dropped.extend(lost);
+        for passage in passages {
+            if passage.text.split_whitespace().count() < MIN_WORDS {
+                continue;
+            }
+            if let Some(vector) = vectors.get(&(note.path.as_str(), passage.chunk_id.as_str())) {
+                paragraphs.push(Paragraph {
+                    vector: vector.to_vec(),
+                    passage,
+                });
+            }
+        }
+    }
+    Ok((paragraphs, dropped))
+}
+
+/// A k-means result: each point's cluster, and the clusters' unit-length centres.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Clustering {
+    pub assignments: Vec<usize>,
+    pub centroids: Vec<Vec<f32>>,
+}
+
+/// SplitMix64: a tiny, well-mixed generator; enough for seeding and no dependency.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next_f64(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        (z >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+fn normalised(mut v: Vec<f32>) -> Vec<f32> {
+    let norm = dot(&v, &v).sqrt();
+    if norm > 1e-12 {
+        v.iter_mut().for_each(|x| *x /= norm);
+    }
+    v
+}
+
+/// Spherical k-means over unit vectors (similarity = dot product), seeded by k-means++ with
+/// `seed` (Arthur & Vassilvitskii 2007: each new centre drawn with probability proportional to
+/// its squared distance, here 1 − cosine, from the nearest centre so far). `k` is clamped to
+/// the number of points. A cluster left empty takes the point farthest from its own centre.
+pub fn kmeans(points: &[&[f32]], k: usize, seed: u64) -> Clustering {
+    let n = points.len();
+    let k = k.min(n);
+    if k == 0 {
+        return Clustering {
+            assignments: Vec::new(),
+            centroids: Vec::new(),
+        };
+    }
+    let mut rng = SplitMix(seed);
+    let first = ((rng.next_f64() * n as f64) as usize).min(n - 1);
+    let mut centroids: Vec<Vec<f32>> = vec![points[first].to_vec()];
+    let distance = |p: &[f32], centroids: &[Vec<f32>]| {
+        centroids
+            .iter()
+            .map(|c| (1.0 - dot(p, c)).max(0.0) as f64)
+            .fold(f64::INFINITY, f64::min)
+    };
+    while centroids.len() < k {
+        let weights: Vec<f64> = points
+            .iter()
+            .map(|p| distance(p, &centroids).powi(2))
+            .collect();
+        let total: f64 = weights.iter().sum();
+        let next = if total <= 0.0 {
+            // Every point sits on a centre already (duplicates): take any point not chosen.
+            (0..n)
+                .find(|&i| !centroids.iter().any(|c| c.as_slice() == points[i]))
+                .unwrap_or(centroids.len() % n)
+        } else {
+            let mut target = rng.next_f64() * total;
+            let mut chosen = n - 1;
+            for (i, w) in weights.iter().enumerate() {
+                if target < *w {
+                    chosen = i;
+                    break;
+                }
+                target -= w;
+            }
+            chosen
+        };
+        centroids.push(points[next].to_vec());
+    }
+    let nearest = |p: &[f32], centroids: &[Vec<f32>]| {
+        let mut best = (0, f32::NEG_INFINITY);
+        for (c, centre) in centroids.iter().enumerate() {
+            let s = dot(p, centre);
+            if s > best.1 {
+                best = (c, s);
+            }
+        }
+        best.0
+    };
+    let mut assignments: Vec<usize> = points.iter().map(|p| nearest(p, &centroids)).collect();
+    for _ in 0..100 {
+        // New centres: the normalised mean of each cluster's points.
+        let dimension = points[0].len();
+        let mut sums = vec![vec![0.0f32; dimension]; k];
+        let mut counts = vec![0usize; k];
+        for (p, &c) in points.iter().zip(&assignments) {
+            counts[c] += 1;
+            sums[c].iter_mut().zip(p.iter()).for_each(|(s, x)| *s += x);
+        }
+        for c in 0..k {
+            if counts[c] == 0 {
+                // Reseed an empty cluster with the point its own centre fits worst.
+                let worst = (0..n)
+                    .filter(|&i| counts[assignments[i]] > 1)
+                    .min_by(|&a, &b| {
+                        let sa = dot(points[a], &centroids[assignments[a]]);
+                        let sb = dot(points[b], &centroids[assignments[b]]);
+                        sa.total_cmp(&sb)
+                    });
+                if let Some(i) = worst {
+                    counts[assignments[i]] -= 1;
+                    assignments[i] = c;
+                    counts[c] = 1;
+                    sums[c] = points[i].to_vec();
+                }
+            }
+        }
+        centroids = sums.into_iter().map(normalised).collect();
+        let next: Vec<usize> = points.iter().map(|p| nearest(p, &centroids)).collect();
+        if next == assignments {
+            break;
+        }
+        assignments = next;
+    }
+    Clustering {
+        assignments,
+        centroids,
+    }
+}
+
+/// The paragraphs grouped into `k` topics: largest topic first (ties: the one whose first
+/// paragraph comes first), each topic's passages closest to its centre first.
+pub fn topics(paragraphs: Vec<Paragraph>, k: usize) -> Vec<Vec<Passage>> {
+    let points: Vec<&[f32]> = paragraphs.iter().map(|p| p.vector.as_slice()).collect();
+    let clustering = kmeans(&points, k, SEED);
+    let mut groups: Vec<Vec<(f32, usize)>> = vec![Vec::new(); clustering.centroids.len()];
+    for (i, &c) in clustering.assignments.iter().enumerate() {
+        groups[c].push((dot(points[i], &clustering.centroids[c]), i));
+    }
+    for group in &mut groups {
+        group.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    }
+    groups.retain(|g| !g.is_empty());
+    groups.sort_by_key(|g| {
+        (
+            std::cmp::Reverse(g.len()),
+            g.iter().map(|(_, i)| *i).min().unwrap_or(0),
+        )
+    });
+    groups
+        .into_iter()
+        .map(|g| {
+            g.into_iter()
+                .map(|(_, i)| paragraphs[i].passage.clone())
+                .collect()
+        })
+        .collect()
+}
+
+/// Where a passage is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PassageRef {
+    pub path: String,
+    pub heading_path: Vec<String>,
+    pub start_line: usize,
+    pub end_line: usize,
+}
+
+impl PassageRef {
+    fn of(p: &Passage) -> PassageRef {
+        PassageRef {
+            path: p.path.clone(),
+            heading_path: p.heading_path.clone(),
+            start_line: p.start_line,
+            end_line: p.end_line,
+        }
+    }
+}
+
+/// One topic: its question (or, offline, its most central passage) and where its text is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Topic {
+    pub number: usize,
+    /// The model's question; `None` offline or when the model gave nothing usable.
+    pub question: Option<String>,
+    /// The passage closest to the topic's centre.
+    pub central: PassageRef,
+    pub central_text: String,
+    /// Every passage of the topic, closest first.
+    pub passages: Vec<PassageRef>,
+}
+
+/// Asks the model for one question per topic, calling `on_topic` as each is ready. Without a
+/// model each topic shows its central passage.
+pub fn ask_questions(
+    model: Option<&dyn ChatModel>,
+    topics: &[Vec<Passage>],
+    cancel: &CancelToken,
+    on_topic: &mut dyn FnMut(&Topic),
+) -> Result<Vec<Topic>, AssistError> {
+    let mut out = Vec::new();
+    for (n, passages) in topics.iter().enumerate() {
+        let Some(central) = passages.first() else {
+            continue;
+        };
+        let question = match model {
+            None => None,
+            Some(model) => {
+                let material: Vec<Passage> = passages
+                    .iter()
+                    .take(PASSAGES_PER_QUESTION)
+                    .map(|p| Passage {
+                        text: shorten(&p.text, PASSAGE_BUDGET),
+                        ..p.clone()
+                    })
+                    .collect();
+                let sources = number_sources(material, 1);
+                let mut request = ChatRequest::new(prompt::question_messages(&sources));
+                request.temperature = Some(0.3);
+                let completion = model.stream(&request, cancel, &mut |_| {})?;
+                question_line(&completion.text)
+            }
+        };
+        let topic = Topic {
+            number: n + 1,
+            question,
+            central: PassageRef::of(central),
+            central_text: shorten(&central.text, 600),
+            passages: passages.iter().map(PassageRef::of).collect(),
+        };
+        on_topic(&topic);
+        out.push(topic);
+    }
+    Ok(out)
+}
+
+/// The question in a model's reply: its first non-empty line, without list marks, quotes or
+/// citations.
+fn question_line(reply: &str) -> Option<String> {
+    let line = reply.lines().map(str::trim).find(|l| !l.is_empty())?;
+    let line = crate::cite::rewrite_citations(line, &[], |_| String::new());
+    let line = line
+        .trim_start_matches(|c: char| c.is_ascii_digit() || matches!(c, '-' | '*' | '.' | ')'))
+        .trim()
+        .trim_start_matches(['"', '\'', '“', '«', '「'])
+        .trim_end_matches(['"', '\'', '”', '»', '」'])
+        .trim();
+    let line = shorten(line, 240);
+    (!line.is_empty()).then_some(line)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn k_grows_with_the_square_root_of_the_length() {
+        let ks: Vec<usize> = [0, 1, 2, 3, 8, 18, 32, 50, 128, 1000]
+            .iter()
+            .map(|&n| cluster_count(n))
+            .collect();
+        assert_eq!(ks, [0, 1, 2, 2, 2, 3, 4, 5, 8, 8]);
+    }
+
+    fn unit(angle: f32) -> Vec<f32> {
+        vec![angle.cos(), angle.sin(), 0.0]
+    }
+
+    #[test]
+    fn kmeans_finds_separated_groups_and_is_reproducible() {
+        let raw: Vec<Vec<f32>> = [0.0, 0.05, 0.1, 1.5, 1.55, 1.6, 3.0, 3.05]
+            .iter()
+            .map(|&a| unit(a))
+            .collect();
+        let points: Vec<&[f32]> = raw.iter().map(Vec::as_slice).collect();
+        let a = kmeans(&points, 3, SEED);
+        let b = kmeans(&points, 3, SEED);
+        assert_eq!(a, b);
+        let groups = &a.assignments;
+        assert!(groups[0] == groups[1] && groups[1] == groups[2]);
+        assert!(groups[3] == groups[4] && groups[4] == groups[5]);
+        assert_eq!(groups[6], groups[7]);
+        assert!(groups[0] != groups[3] && groups[3] != groups[6] && groups[0] != groups[6]);
+        for c in &a.centroids {
+            assert!((dot(c, c) - 1.0).abs() < 1e-5);
+        }
+    }
+
+    #[test]
+    fn duplicates_and_tiny_inputs_do_not_break_it() {
+        let same = unit(0.3);
+        let points: Vec<&[f32]> = vec![&same, &same, &same];
+        let c = kmeans(&points, 2, SEED);
+        assert_eq!(c.assignments.len(), 3);
+        assert_eq!(c.centroids.len(), 2);
+        assert_eq!(kmeans(&[], 3, SEED).assignments, Vec::<usize>::new());
+    }
+
+    #[test]
+    fn folders_contain_notes_at_any_depth() {
+        let folder = Scope::Folder("Resources/".into());
+        assert!(folder.contains("Resources/Recipes/Miso Soup.md"));
+        assert!(!folder.contains("Resources2/x.md"));
+        assert!(Scope::Folder(String::new()).contains("Home.md"));
+    }
+
+    #[test]
+    fn the_question_is_the_first_line_without_decoration() {
+        assert_eq!(
+            question_line("\n1. \"How often is the starter fed?\" [S1]\nMore").as_deref(),
+            Some("How often is the starter fed?")
+        );
+        assert_eq!(question_line("  \n "), None);
+    }
+}

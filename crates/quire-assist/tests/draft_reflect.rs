@@ -1,0 +1,253 @@
+//! `draft` (retrieval, wikilinked sources, the guarded atomic insert) and `reflect` (a week's
+//! daily notes, days cited) against a fake OpenAI-compatible server on 127.0.0.1.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+
+use quire_assist::AssistError;
+use quire_assist::ask::AnswerKind;
+use quire_assist::context::{self, ContextLimits, RetrievalRequest, SourceReader};
+use quire_assist::dates::parse_iso_week;
+use quire_assist::draft::{
+    DraftTarget, insert_draft, insert_draft_with, splice_draft, write_draft,
+};
+use quire_assist::prompt;
+use quire_assist::reflect::{daily_notes_in, offline_reflection, reflect};
+use quire_index::{IndexLocation, SyncOptions};
+use quire_llm::{CancelToken, OpenAiCompatible, Provider};
+use quire_search::Searcher;
+use support::{FakeChat, answer, messages};
+
+const STARTER: &str = "Resources/Sourdough Starter.md";
+
+fn vault() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("vault");
+    support::copy_tree(&support::sample_vault(), &root);
+    (dir, root)
+}
+
+fn reader(root: &Path) -> SourceReader {
+    SourceReader::open(root, &Default::default()).unwrap()
+}
+
+fn model(server: &FakeChat) -> OpenAiCompatible {
+    OpenAiCompatible::new(Provider::new(&server.url, "fake-model"))
+}
+
+/// Fails if a temporary file of an insert is left anywhere under `dir`.
+fn assert_no_temporary_file(dir: &Path) {
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        assert!(
+            !name.contains("quire-draft"),
+            "temporary file left behind: {name}"
+        );
+        if entry.file_type().unwrap().is_dir() {
+            assert_no_temporary_file(&entry.path());
+        }
+    }
+}
+
+#[test]
+fn a_draft_retrieves_with_the_heading_and_cites_other_notes_as_wikilinks() {
+    let (dir, root) = vault();
+    let index = IndexLocation::new(dir.path().join("index"));
+    quire_index::sync(&root, &index, &SyncOptions::default(), &()).unwrap();
+    let reader = reader(&root);
+    let target =
+        DraftTarget::read(&reader, "Projects/Sourdough Experiment.md", "## Setup").unwrap();
+    let query = target.query();
+    assert!(
+        query.contains("Setup") && query.contains("Sourdough Experiment"),
+        "{query}"
+    );
+
+    let searcher = Searcher::open(&index).unwrap();
+    let mut request = RetrievalRequest::new(query, ContextLimits::default());
+    request.exclude = vec![target.path.clone()];
+    let retrieval = context::retrieve(&searcher, &request).unwrap();
+    drop(searcher);
+    let context = context::materialize(&reader, retrieval, &request.limits);
+    assert!(context.passages.iter().all(|p| p.path != target.path));
+    let starter = context
+        .passages
+        .iter()
+        .position(|p| p.path == STARTER)
+        .expect("the starter note is a source");
+    let id = format!("S{}", starter + 1);
+
+    let server = FakeChat::start(vec![answer(&[
+        "Bubbles is fed at 1:5:5 [",
+        &id,
+        "]. It doubles in six hours [S99].",
+    ])]);
+    let mut shown = String::new();
+    let draft = write_draft(
+        Some(&model(&server)),
+        &target,
+        context,
+        &CancelToken::new(),
+        &mut |t| shown.push_str(t),
+    )
+    .unwrap();
+    assert_eq!(draft.kind, AnswerKind::Generated);
+    assert_eq!(
+        draft.draft,
+        "Bubbles is fed at 1:5:5 [[Sourdough Starter]]. It doubles in six hours."
+    );
+    assert_eq!(shown, draft.draft);
+    assert_eq!(draft.citations, [id]);
+    assert_eq!(draft.invalid_citations, ["S99"]);
+
+    let sent = messages(&server.requests()[0]);
+    assert_eq!(sent[0].1, prompt::system(prompt::DRAFT_SYSTEM).content);
+    assert!(
+        sent[1]
+            .1
+            .contains("Section to write: Sourdough Experiment › Setup")
+    );
+    assert!(sent[1].1.contains(&format!("[S{}] {STARTER}", starter + 1)));
+}
+
+#[test]
+fn insert_writes_under_the_heading_atomically_and_keeps_a_backup() {
+    let (dir, root) = vault();
+    let original = std::fs::read(root.join(STARTER)).unwrap();
+    let target =
+        DraftTarget::read(&reader(&root), STARTER, "## Signs of a healthy starter").unwrap();
+    let backups = dir.path().join("backups");
+    let draft = "Bubbles rises fast in summer [[Country Loaf]].";
+    let inserted = insert_draft(&target, draft, &backups).unwrap();
+
+    let now = std::fs::read_to_string(root.join(STARTER)).unwrap();
+    let text = String::from_utf8(original.clone()).unwrap();
+    let (expected, line) = splice_draft(&text, target.section.as_ref(), 2, "", draft);
+    assert_eq!(now, expected);
+    assert_eq!(inserted.line, line);
+    assert_eq!(now.lines().nth(line - 1), Some(draft));
+    // Only the draft was added: the rest of the bytes are the original ones, in order.
+    let at = now.find(&format!("\n\n{draft}")).unwrap();
+    assert_eq!(&now[..at], &text[..at]);
+    assert_eq!(&now[at + 2 + draft.len()..], &text[at..]);
+    // The draft sits under its heading, before the next one.
+    let heading = now.find("## Signs of a healthy starter").unwrap();
+    let next = now.find("## Troubleshooting").unwrap();
+    assert!(heading < at && at < next);
+    // A backup of the original, outside the vault; no temporary file left beside the note.
+    assert_eq!(std::fs::read(&inserted.backup).unwrap(), original);
+    assert!(inserted.backup.starts_with(&backups));
+    assert!(!inserted.backup.starts_with(&root));
+    assert_no_temporary_file(&root);
+}
+
+#[test]
+fn insert_refuses_a_note_changed_since_it_was_read() {
+    let (dir, root) = vault();
+    let target = DraftTarget::read(&reader(&root), STARTER, "## Feeding schedule").unwrap();
+    let edited = format!(
+        "{}\nA line written meanwhile.\n",
+        std::fs::read_to_string(root.join(STARTER)).unwrap()
+    );
+    std::fs::write(root.join(STARTER), &edited).unwrap();
+    let err = insert_draft(&target, "Draft.", &dir.path().join("backups")).unwrap_err();
+    assert!(matches!(err, AssistError::Changed { .. }), "{err}");
+    assert!(err.to_string().contains("nothing was written"));
+    assert_eq!(std::fs::read_to_string(root.join(STARTER)).unwrap(), edited);
+}
+
+#[test]
+fn insert_refuses_a_change_made_while_it_writes() {
+    let (dir, root) = vault();
+    let file = root.join(STARTER);
+    let target = DraftTarget::read(&reader(&root), STARTER, "## Feeding schedule").unwrap();
+    let edited = "# Rewritten elsewhere\n";
+    let err = insert_draft_with(&target, "Draft.", &dir.path().join("backups"), &mut || {
+        std::fs::write(&file, edited).unwrap()
+    })
+    .unwrap_err();
+    assert!(matches!(err, AssistError::Changed { .. }), "{err}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), edited);
+    assert_no_temporary_file(&root);
+}
+
+#[test]
+fn a_week_sends_only_its_daily_notes_and_every_point_links_its_day() {
+    let (_dir, root) = vault();
+    let week = parse_iso_week("2026-W48").unwrap();
+    let (days, skipped) = daily_notes_in(&reader(&root), week).unwrap();
+    assert!(skipped.is_empty());
+    let dates: Vec<String> = days.iter().map(|d| d.date.to_string()).collect();
+    assert_eq!(
+        dates,
+        [
+            "2026-11-23",
+            "2026-11-24",
+            "2026-11-25",
+            "2026-11-26",
+            "2026-11-27",
+            "2026-11-28",
+            "2026-11-29"
+        ]
+    );
+    let server = FakeChat::start(vec![answer(&[
+        "## What happened\n- Easy run instead of intervals [S",
+        "2]\n- Crackers for the party [S42]\n",
+    ])]);
+    let mut shown = String::new();
+    let reflection = reflect(
+        Some(&model(&server)),
+        week,
+        &days,
+        12_000,
+        &CancelToken::new(),
+        &mut |t| shown.push_str(t),
+    )
+    .unwrap();
+    assert_eq!(
+        reflection.reflection,
+        "## What happened\n- Easy run instead of intervals [[2026-11-24]]\n- Crackers for the party\n"
+    );
+    assert_eq!(shown, reflection.reflection);
+    assert_eq!(reflection.invalid_citations, ["S42"]);
+    assert!(
+        reflection
+            .warnings
+            .iter()
+            .any(|w| w.contains("1 points cite no day"))
+    );
+    assert!(reflection.days.iter().find(|d| d.id == "S2").unwrap().cited);
+
+    let sent = messages(&server.requests()[0]);
+    assert_eq!(sent[0].1, prompt::system(prompt::REFLECT_SYSTEM).content);
+    let user = &sent[1].1;
+    for day in 23..=29 {
+        assert!(
+            user.contains(&format!("Journal/2026-11-{day}.md")),
+            "day {day}"
+        );
+    }
+    for day in 16..=22 {
+        assert!(
+            !user.contains(&format!("2026-11-{day}")),
+            "day {day} of the week before was sent"
+        );
+    }
+    assert!(user.contains("[S2] Journal/2026-11-24.md › 2026-11-24 (Tuesday)"));
+}
+
+#[test]
+fn the_offline_reflection_lists_open_loops_with_their_days() {
+    let (_dir, root) = vault();
+    let week = parse_iso_week("2026-W48").unwrap();
+    let (days, _) = daily_notes_in(&reader(&root), week).unwrap();
+    let text = offline_reflection(week, &days);
+    assert!(text.contains("no language model is configured"));
+    assert!(
+        text.contains("- [ ] Make the code-block tests green [[2026-11-24]]"),
+        "{text}"
+    );
+    assert!(text.contains("## Themes"));
+    assert!(!text.contains("2026-11-22"));
+}

@@ -1,0 +1,247 @@
+//! Test support shared by the contract tests of `quire-assist` and of the `quire` binary
+//! (`crates/quire/tests/ask.rs` includes this file by path).
+//!
+//! [`FakeChat`] is an OpenAI-compatible chat-completions server on 127.0.0.1: it records every
+//! request body and plays a script, one reply per connection (an event stream of content deltas,
+//! optionally slow, or an error status). No test talks to any other host.
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+/// One scripted reply.
+pub enum Reply {
+    /// `200 text/event-stream`: one content delta per piece, each its own HTTP chunk, `pause`
+    /// between them, then a finish event and `[DONE]`.
+    Stream {
+        pieces: Vec<String>,
+        pause: Duration,
+    },
+    /// An error status with extra header lines (each ending in `\r\n`) and a JSON error body.
+    Status {
+        code: u16,
+        headers: String,
+        message: String,
+    },
+}
+
+/// A streamed answer, sent as fast as possible.
+pub fn answer(pieces: &[&str]) -> Reply {
+    slow(pieces, Duration::ZERO)
+}
+
+/// A streamed answer with a pause before every piece after the first.
+pub fn slow(pieces: &[&str], pause: Duration) -> Reply {
+    Reply::Stream {
+        pieces: pieces.iter().map(|p| p.to_string()).collect(),
+        pause,
+    }
+}
+
+/// An error reply.
+pub fn status(code: u16, headers: &str, message: &str) -> Reply {
+    Reply::Status {
+        code,
+        headers: headers.to_string(),
+        message: message.to_string(),
+    }
+}
+
+/// How one reply went.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Served {
+    /// Content pieces written before the script ended or the client left.
+    pub pieces_sent: usize,
+    /// A write failed: the client had closed the connection.
+    pub client_gone: bool,
+}
+
+/// The fake server.
+pub struct FakeChat {
+    /// The base URL, up to `/v1`.
+    pub url: String,
+    log: Arc<Mutex<Vec<Value>>>,
+    thread: JoinHandle<Vec<Served>>,
+}
+
+impl FakeChat {
+    pub fn start(script: Vec<Reply>) -> FakeChat {
+        FakeChat::with_hook(script, |_| {})
+    }
+
+    /// Like [`start`](Self::start); `on_request(n)` runs once request `n` (from 0) has been
+    /// read, before its reply (tests change files there, "while the model thinks").
+    pub fn with_hook(
+        script: Vec<Reply>,
+        mut on_request: impl FnMut(usize) + Send + 'static,
+    ) -> FakeChat {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
+        let url = format!("http://{}/v1", listener.local_addr().expect("address"));
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let requests = Arc::clone(&log);
+        let thread = std::thread::spawn(move || {
+            let mut served = Vec::new();
+            for (n, reply) in script.into_iter().enumerate() {
+                let Ok((mut stream, _)) = listener.accept() else {
+                    break;
+                };
+                let body = read_body(&stream);
+                requests.lock().expect("log").push(body);
+                on_request(n);
+                served.push(play(&mut stream, reply));
+            }
+            served
+        });
+        FakeChat { url, log, thread }
+    }
+
+    /// The JSON bodies received so far, in order.
+    pub fn requests(&self) -> Vec<Value> {
+        self.log.lock().expect("log").clone()
+    }
+
+    /// Waits until the script has been played and says how each reply went.
+    pub fn finish(self) -> Vec<Served> {
+        self.thread.join().expect("fake server thread")
+    }
+}
+
+fn read_body(stream: &TcpStream) -> Value {
+    let mut reader = BufReader::new(stream);
+    let mut length = 0;
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).expect("request head");
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = line.split_once(':')
+            && name.eq_ignore_ascii_case("content-length")
+        {
+            length = value.trim().parse().expect("content length");
+        }
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).expect("request body");
+    serde_json::from_slice(&body).expect("JSON request body")
+}
+
+fn event(delta: Value, finish: Option<&str>) -> String {
+    let chunk = json!({
+        "id": "fake", "object": "chat.completion.chunk",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    });
+    format!("data: {chunk}\n\n")
+}
+
+fn play(stream: &mut TcpStream, reply: Reply) -> Served {
+    let mut served = Served::default();
+    match reply {
+        Reply::Status {
+            code,
+            headers,
+            message,
+        } => {
+            let body = json!({"error": {"message": message}}).to_string();
+            let head = format!(
+                "HTTP/1.1 {code} Scripted\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n{headers}\r\n",
+                body.len()
+            );
+            let _ = stream.write_all(format!("{head}{body}").as_bytes());
+        }
+        Reply::Stream { pieces, pause } => {
+            let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n";
+            let send = |stream: &mut TcpStream, data: &str| {
+                stream
+                    .write_all(format!("{:x}\r\n{data}\r\n", data.len()).as_bytes())
+                    .and_then(|_| stream.flush())
+                    .is_ok()
+            };
+            if stream.write_all(head.as_bytes()).is_err() {
+                served.client_gone = true;
+                return served;
+            }
+            for (i, piece) in pieces.iter().enumerate() {
+                if i > 0 {
+                    std::thread::sleep(pause);
+                }
+                if !send(stream, &event(json!({"content": piece}), None)) {
+                    served.client_gone = true;
+                    return served;
+                }
+                served.pieces_sent += 1;
+            }
+            let ending = format!("{}data: [DONE]\n\n", event(json!({}), Some("stop")));
+            if !send(stream, &ending) {
+                served.client_gone = true;
+            }
+            let _ = stream.write_all(b"0\r\n\r\n");
+        }
+    }
+    served
+}
+
+/// The `(role, content)` pairs of a recorded request.
+pub fn messages(request: &Value) -> Vec<(String, String)> {
+    request["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .map(|m| {
+            (
+                m["role"].as_str().unwrap_or_default().to_string(),
+                m["content"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// The sample vault of the repository.
+pub fn sample_vault() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/vault")
+}
+
+/// Copies a directory tree (the sample vault into a temporary directory).
+pub fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("create copy");
+    for entry in std::fs::read_dir(from).expect("read dir") {
+        let entry = entry.expect("dir entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("file type").is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy file");
+        }
+    }
+}
+
+/// Copies some notes of the sample vault (vault-relative paths) into a new vault at `to`.
+pub fn copy_notes(paths: &[&str], to: &Path) {
+    for path in paths {
+        let target = to.join(path);
+        std::fs::create_dir_all(target.parent().expect("a folder")).expect("create folder");
+        std::fs::copy(sample_vault().join(path), target).expect("copy note");
+    }
+}
+
+/// Replaces `from` with `to` in a file, as an editor would (the text must be there).
+pub fn edit_file(file: &Path, from: &str, to: &str) {
+    let text = std::fs::read_to_string(file).expect("read the note");
+    assert!(
+        text.contains(from),
+        "{} does not contain {from:?}",
+        file.display()
+    );
+    std::fs::write(file, text.replace(from, to)).expect("write the note");
+}
+
+/// The sentence of the sample vault's starter note that the stale-chunk tests edit.
+pub const FEEDING: &str = "Feed once a day when it lives on the counter";

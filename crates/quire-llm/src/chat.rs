@@ -1,0 +1,131 @@
+//! The vocabulary every chat model shares: messages in, a streamed [`Completion`] out, and the
+//! [`CancelToken`] that stops it.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::LlmError;
+
+/// Who speaks a [`Message`]. Serialized in lowercase, as the chat-completions API spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+}
+
+/// One turn of a conversation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Message {
+    pub role: Role,
+    pub content: String,
+}
+
+impl Message {
+    pub fn system(content: impl Into<String>) -> Message {
+        Message {
+            role: Role::System,
+            content: content.into(),
+        }
+    }
+
+    pub fn user(content: impl Into<String>) -> Message {
+        Message {
+            role: Role::User,
+            content: content.into(),
+        }
+    }
+
+    pub fn assistant(content: impl Into<String>) -> Message {
+        Message {
+            role: Role::Assistant,
+            content: content.into(),
+        }
+    }
+}
+
+/// What to send to a model. `None` leaves a setting to the server's default.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ChatRequest {
+    pub messages: Vec<Message>,
+    pub temperature: Option<f32>,
+    pub max_tokens: Option<u32>,
+}
+
+impl ChatRequest {
+    pub fn new(messages: Vec<Message>) -> ChatRequest {
+        ChatRequest {
+            messages,
+            ..ChatRequest::default()
+        }
+    }
+}
+
+/// Token counts as the server reports them (servers that report nothing give no `Usage`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    #[serde(default)]
+    pub prompt_tokens: u64,
+    #[serde(default)]
+    pub completion_tokens: u64,
+}
+
+/// A finished answer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Completion {
+    /// The whole answer: the concatenation of every piece given to `on_token`.
+    pub text: String,
+    pub usage: Option<Usage>,
+    /// Why the model stopped (`stop`, `length`, …), when the server says.
+    pub finish_reason: Option<String>,
+    /// Wall-clock time of the whole call, retries included.
+    pub seconds: f64,
+}
+
+/// How often code that waits (for the network, for a retry) looks at its [`CancelToken`].
+pub(crate) const CANCEL_POLL: Duration = Duration::from_millis(20);
+
+/// A shared flag that asks a running [`ChatModel::stream`] to stop. Clones share the flag, so
+/// one clone can go to a Ctrl-C handler or another thread while the call holds the other.
+#[derive(Debug, Clone, Default)]
+pub struct CancelToken(Arc<AtomicBool>);
+
+impl CancelToken {
+    pub fn new() -> CancelToken {
+        CancelToken::default()
+    }
+
+    /// Asks every call holding a clone of this token to stop. It cannot be undone.
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::Release);
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::Acquire)
+    }
+}
+
+/// A chat model that streams its answer.
+///
+/// This is the extension point for providers: the OpenAI-compatible client in this crate, a local
+/// model later, scripted models in other crates' tests.
+pub trait ChatModel: Send + Sync {
+    /// Which model this is, for people and as part of cache keys (model and endpoint).
+    fn name(&self) -> String;
+
+    /// Sends `request` and calls `on_token` with each piece of the answer as it arrives, in
+    /// order. Returns the whole answer when the model is done.
+    ///
+    /// When `cancel` is set the call returns [`LlmError::Cancelled`] promptly, carrying the
+    /// text received so far; the pieces already given to `on_token` stay given.
+    fn stream(
+        &self,
+        request: &ChatRequest,
+        cancel: &CancelToken,
+        on_token: &mut dyn FnMut(&str),
+    ) -> Result<Completion, LlmError>;
+}

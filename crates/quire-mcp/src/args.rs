@@ -1,0 +1,168 @@
+//! The tools' arguments. Each struct is both the JSON schema a client sees (doc comments become
+//! the field descriptions) and what its arguments are parsed into. Parsing happens here rather than
+//! in the SDK so that a malformed call (a missing field, a wrong type, `k: -1`) is a tool error the
+//! agent can read and correct, not a protocol error.
+
+use rmcp::model::JsonObject;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+
+use crate::error::ToolError;
+
+/// Which retriever ranks the notes.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchMode {
+    /// Words and meaning, fused by reciprocal rank (needs the embedding model).
+    Hybrid,
+    /// Words only (BM25 over titles, headings and text).
+    Bm25,
+    /// Meaning only (needs the embedding model).
+    Vector,
+}
+
+impl From<SearchMode> for quire_search::Mode {
+    fn from(mode: SearchMode) -> Self {
+        match mode {
+            SearchMode::Hybrid => quire_search::Mode::Hybrid,
+            SearchMode::Bm25 => quire_search::Mode::Bm25,
+            SearchMode::Vector => quire_search::Mode::Vector,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchNotesArgs {
+    /// What to look for: words, a phrase or a question.
+    pub query: String,
+    /// How many notes to return, best first (1 to 50; default 10).
+    #[schemars(range(min = 1, max = 50))]
+    pub k: Option<u32>,
+    /// `hybrid`, `bm25` or `vector`. Default: hybrid when the embedding model is loaded and the
+    /// index has embeddings, else bm25.
+    pub mode: Option<SearchMode>,
+    /// Only notes in this vault folder or below it, e.g. `Projects` or `Projects/2024`.
+    pub folder: Option<String>,
+    /// Only notes with this tag or a tag nested under it, without `#`: `project` also matches
+    /// `project/alpha`.
+    pub tag: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetNoteArgs {
+    /// The note's vault-relative path, e.g. `Projects/Plan.md` (`.md` optional; case is ignored;
+    /// a bare note name is resolved like a wikilink).
+    pub path: String,
+    /// Only these lines: `A-B` (1-based, inclusive), `A`, or `A-` (to the end). Use the line
+    /// ranges from search_notes or get_outline, or the `next` hint of a truncated result.
+    pub lines: Option<String>,
+    /// Only the section under this heading, as a path of heading texts: `Plan/Week 2`. Not with
+    /// `lines`.
+    pub heading: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FindRelatedNotesArgs {
+    /// The note's vault-relative path (as for get_note).
+    pub path: String,
+    /// How many similar notes to return (1 to 50; default 10).
+    #[schemars(range(min = 1, max = 50))]
+    pub k: Option<u32>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetOutlineArgs {
+    /// The note's vault-relative path (as for get_note).
+    pub path: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListNotesArgs {
+    /// Only notes in this vault folder or below it.
+    pub folder: Option<String>,
+    /// Only notes with this tag or a tag nested under it, without `#`.
+    pub tag: Option<String>,
+    /// Only notes with this frontmatter property: `status`, or `status=done` for a value (an
+    /// item of a list counts; case is ignored).
+    pub property: Option<String>,
+    /// Rows to skip: pass the `next_offset` of the previous page (default 0).
+    pub offset: Option<u32>,
+    /// Rows per page (1 to 200; default 50). Pages are also cut to a size budget.
+    #[schemars(range(min = 1, max = 200))]
+    pub limit: Option<u32>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VaultTreeArgs {
+    /// Only the subtree of this vault folder, e.g. `Projects` (default: the whole vault). Use it
+    /// to open a folder whose children a larger tree left out.
+    pub folder: Option<String>,
+}
+
+/// Parses a tool's arguments (absent arguments are an empty object).
+pub(crate) fn parse<T: DeserializeOwned>(
+    tool: &str,
+    arguments: Option<JsonObject>,
+) -> Result<T, ToolError> {
+    let object = serde_json::Value::Object(arguments.unwrap_or_default());
+    serde_json::from_value(object).map_err(|e| ToolError::bad_arguments(tool, e.to_string()))
+}
+
+/// A count argument checked against its range (the schema states it; serde does not).
+pub(crate) fn count_in(
+    tool: &str,
+    name: &str,
+    value: Option<u32>,
+    default: u32,
+    max: u32,
+) -> Result<usize, ToolError> {
+    match value.unwrap_or(default) {
+        v if (1..=max).contains(&v) => Ok(v as usize),
+        v => Err(ToolError::bad_arguments(
+            tool,
+            format!("`{name}` must be between 1 and {max}, not {v}"),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn object(value: serde_json::Value) -> Option<JsonObject> {
+        value.as_object().cloned()
+    }
+
+    #[test]
+    fn malformed_arguments_are_tool_errors_that_name_the_problem() {
+        let missing = parse::<GetNoteArgs>("get_note", object(json!({}))).unwrap_err();
+        assert!(
+            missing.to_string().contains("missing field `path`"),
+            "{missing}"
+        );
+        let wrong = parse::<SearchNotesArgs>("search_notes", object(json!({"query": 3})));
+        assert!(wrong.unwrap_err().to_string().contains("invalid type"));
+        let negative =
+            parse::<SearchNotesArgs>("search_notes", object(json!({"query": "x", "k": -1})));
+        assert!(negative.unwrap_err().to_string().contains("-1"));
+        let unknown =
+            parse::<GetOutlineArgs>("get_outline", object(json!({"path": "a", "depth": 2})));
+        assert!(
+            unknown
+                .unwrap_err()
+                .to_string()
+                .contains("unknown field `depth`")
+        );
+        assert!(count_in("t", "k", Some(0), 10, 50).is_err());
+        assert_eq!(count_in("t", "k", None, 10, 50).unwrap(), 10);
+        assert!(parse::<VaultTreeArgs>("vault_tree", None).is_ok());
+    }
+}

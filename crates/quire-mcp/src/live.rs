@@ -1,0 +1,282 @@
+//! What the server reads from, kept fresh while it runs: the searcher over the index and the parsed
+//! vault. Each is one generation behind a lock held only long enough to clone an `Arc`, and is
+//! replaced whole after the watcher syncs, so a request in flight finishes on the generation it
+//! started with.
+//!
+//! Nothing here blocks startup on work that grows with the vault: the searcher opens the index as
+//! it is (milliseconds), and the vault is parsed on a background thread. A request that needs
+//! something not there yet (the first parse of a large vault, the first index) waits for it a
+//! bounded time, then gets a message that says so.
+
+use std::path::PathBuf;
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
+
+use quire_embed::Embedder;
+use quire_index::IndexLocation;
+use quire_search::Searcher;
+use quire_vault::reasoning::{manifest, vault_tree};
+use quire_vault::{OpenOptions, Vault, VaultSettings};
+use serde_json::Value as Json;
+
+use crate::error::{ServeError, ToolError};
+
+/// How long a request waits for the first parse of the vault.
+pub(crate) const VAULT_WAIT: Duration = Duration::from_secs(30);
+/// How long a search waits for the first sync when there is no index yet.
+pub(crate) const INDEX_WAIT: Duration = Duration::from_secs(20);
+
+/// A parsed vault and the reasoning-index views built from it on first use.
+pub(crate) struct VaultSnapshot {
+    pub vault: Vault,
+    tree: OnceLock<Json>,
+    manifest: OnceLock<Json>,
+}
+
+impl VaultSnapshot {
+    fn new(vault: Vault) -> Self {
+        VaultSnapshot {
+            vault,
+            tree: OnceLock::new(),
+            manifest: OnceLock::new(),
+        }
+    }
+
+    pub fn tree(&self) -> &Json {
+        self.tree.get_or_init(|| vault_tree(&self.vault))
+    }
+
+    /// Rows in the order of `vault.notes`.
+    pub fn manifest(&self) -> &Json {
+        self.manifest.get_or_init(|| manifest(&self.vault))
+    }
+}
+
+enum VaultState {
+    Reading { since: Instant },
+    Ready(Arc<VaultSnapshot>),
+    Failed(String),
+}
+
+/// `Searcher` holds a SQLite connection, which is `Send` but not `Sync`: one query at a time per
+/// generation, which is plenty for the clients of one person's vault.
+pub(crate) type SharedSearcher = Arc<Mutex<Searcher>>;
+
+struct IndexState {
+    searcher: Option<SharedSearcher>,
+    /// Why there is no searcher, or why the last reload failed.
+    problem: Option<String>,
+    /// The watcher's first sync has not finished: an index may still appear.
+    first_sync_pending: bool,
+}
+
+/// A value that changes as a whole, and readers that can wait for a change.
+struct Slot<T> {
+    value: Mutex<T>,
+    changed: Condvar,
+}
+
+impl<T> Slot<T> {
+    fn new(value: T) -> Self {
+        Slot {
+            value: Mutex::new(value),
+            changed: Condvar::new(),
+        }
+    }
+
+    /// The lock, even after a panic elsewhere: the value is only ever replaced whole.
+    fn lock(&self) -> MutexGuard<'_, T> {
+        self.value.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn update(&self, change: impl FnOnce(&mut T)) {
+        change(&mut self.lock());
+        self.changed.notify_all();
+    }
+
+    /// The lock once `waiting` is false, or when `timeout` has passed.
+    fn wait_while(
+        &self,
+        timeout: Duration,
+        waiting: impl FnMut(&mut T) -> bool,
+    ) -> MutexGuard<'_, T> {
+        match self
+            .changed
+            .wait_timeout_while(self.lock(), timeout, waiting)
+        {
+            Ok((guard, _)) => guard,
+            Err(poisoned) => poisoned.into_inner().0,
+        }
+    }
+}
+
+/// The server's state: settings fixed at startup, and the two generations.
+pub(crate) struct Live {
+    /// Canonical vault root.
+    pub root: PathBuf,
+    pub settings: VaultSettings,
+    /// With the index directory in `skip_dirs`, as the sync adds it.
+    pub open: OpenOptions,
+    pub index: IndexLocation,
+    pub embedder: Option<Arc<dyn Embedder>>,
+    vault: Slot<VaultState>,
+    searcher: Slot<IndexState>,
+}
+
+impl Live {
+    /// Reads the vault's settings (a missing root or a broken config file is an error) and opens
+    /// the index if there is one. Does not parse the vault: see [`Live::reload_vault`].
+    pub fn new(
+        root: PathBuf,
+        mut open: OpenOptions,
+        index: IndexLocation,
+        embedder: Option<Arc<dyn Embedder>>,
+        watching: bool,
+    ) -> Result<Live, ServeError> {
+        open.skip_dirs.push(index.dir.clone());
+        let settings = VaultSettings::load(&root, &open)?;
+        let live = Live {
+            root: settings.root.clone(),
+            settings,
+            open,
+            index,
+            embedder,
+            vault: Slot::new(VaultState::Reading {
+                since: Instant::now(),
+            }),
+            searcher: Slot::new(IndexState {
+                searcher: None,
+                problem: None,
+                first_sync_pending: watching,
+            }),
+        };
+        live.reload_index();
+        Ok(live)
+    }
+
+    /// Opens the index again (after a sync) and swaps the new searcher in.
+    pub fn reload_index(&self) {
+        let opened = Searcher::open(&self.index).map(|searcher| match &self.embedder {
+            Some(e) => searcher.with_embedder(Arc::clone(e)),
+            None => searcher,
+        });
+        self.searcher.update(|state| match opened {
+            Ok(searcher) => {
+                state.searcher = Some(Arc::new(Mutex::new(searcher)));
+                state.problem = None;
+            }
+            Err(quire_search::SearchError::NoIndex(dir)) => {
+                state.problem = Some(format!("there is no index at {dir}"));
+            }
+            Err(e) => {
+                // A searcher that could be opened before stays: it still answers.
+                if state.searcher.is_some() {
+                    eprintln!("quire mcp: cannot reopen the index (answering from the previous generation): {e}");
+                }
+                state.problem = Some(e.to_string());
+            }
+        });
+    }
+
+    /// The watcher finished a sync attempt: a waiting search can stop waiting for the first one.
+    pub fn first_sync_done(&self, failure: Option<String>) {
+        self.searcher.update(|state| {
+            state.first_sync_pending = false;
+            if let Some(message) = failure
+                && state.searcher.is_none()
+            {
+                state.problem = Some(message);
+            }
+        });
+    }
+
+    /// The current searcher; while the watcher's first sync may still create the index, waits
+    /// up to `wait` for it.
+    pub fn searcher(&self, wait: Duration) -> Result<SharedSearcher, ToolError> {
+        let state = self
+            .searcher
+            .wait_while(wait, |s| s.searcher.is_none() && s.first_sync_pending);
+        if let Some(searcher) = &state.searcher {
+            return Ok(Arc::clone(searcher));
+        }
+        let why = state
+            .problem
+            .clone()
+            .unwrap_or_else(|| "there is no index yet".into());
+        Err(ToolError::NotReady(if state.first_sync_pending {
+            format!("{why}: the first sync is still building it, try again in a moment")
+        } else {
+            format!(
+                "no usable index for this vault ({why}). Build it with `quire index --vault {}`, or start `quire mcp` without --no-watch to build it and keep it fresh. get_note, get_outline, list_notes and vault_tree work without an index",
+                self.root.display()
+            )
+        }))
+    }
+
+    /// Parses the vault again (at startup, and after a sync that changed notes) and swaps the
+    /// new snapshot in. Takes seconds on a large vault: call it off the request path.
+    pub fn reload_vault(&self) {
+        let started = Instant::now();
+        let opened = Vault::open(&self.root, &self.open);
+        self.vault.update(|state| match opened {
+            Ok(vault) => {
+                eprintln!(
+                    "quire mcp: read {} notes in {:.2}s",
+                    vault.notes.len(),
+                    started.elapsed().as_secs_f64()
+                );
+                *state = VaultState::Ready(Arc::new(VaultSnapshot::new(vault)));
+            }
+            Err(e) => {
+                eprintln!("quire mcp: cannot read the vault: {e}");
+                if !matches!(state, VaultState::Ready(_)) {
+                    *state = VaultState::Failed(e.to_string());
+                }
+            }
+        });
+    }
+
+    /// The parsed vault, if it has been read.
+    pub fn vault_if_ready(&self) -> Option<Arc<VaultSnapshot>> {
+        match &*self.vault.lock() {
+            VaultState::Ready(snapshot) => Some(Arc::clone(snapshot)),
+            _ => None,
+        }
+    }
+
+    /// The parsed vault, waiting up to `wait` for the first read to finish.
+    pub fn vault(&self, wait: Duration) -> Result<Arc<VaultSnapshot>, ToolError> {
+        let state = self
+            .vault
+            .wait_while(wait, |s| matches!(s, VaultState::Reading { .. }));
+        match &*state {
+            VaultState::Ready(snapshot) => Ok(Arc::clone(snapshot)),
+            VaultState::Failed(message) => Err(ToolError::NotReady(format!(
+                "the vault could not be read: {message}"
+            ))),
+            VaultState::Reading { since } => Err(ToolError::NotReady(format!(
+                "still reading the vault (for {:.0}s so far): try again in a moment",
+                since.elapsed().as_secs_f64()
+            ))),
+        }
+    }
+}
+
+/// Starts the thread that parses the vault again each time it is asked to (several requests
+/// waiting at once are one parse). It ends when every sender is dropped.
+pub(crate) fn spawn_vault_reader(live: Arc<Live>) -> Result<Sender<()>, ServeError> {
+    let (sender, requests) = mpsc::channel();
+    std::thread::Builder::new()
+        .name("quire-mcp-vault".into())
+        .spawn(move || read_vault_on_request(&live, &requests))
+        .map_err(ServeError::Runtime)?;
+    Ok(sender)
+}
+
+fn read_vault_on_request(live: &Live, requests: &Receiver<()>) {
+    while requests.recv().is_ok() {
+        while requests.try_recv().is_ok() {}
+        live.reload_vault();
+    }
+}

@@ -1,0 +1,222 @@
+//! The MCP handler: `tools/list` and `tools/call` over [`crate::tools`], and each note as a
+//! resource `quire://note/{path}`.
+
+use std::sync::Arc;
+
+use percent_encoding::{AsciiSet, CONTROLS, percent_decode_str, utf8_percent_encode};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+
+use crate::error::ToolError;
+use crate::live::{Live, VAULT_WAIT};
+use crate::resolve::{read_current, resolve_note_path};
+use crate::tools;
+
+/// The scheme and prefix of note resources.
+pub(crate) const NOTE_URI_PREFIX: &str = "quire://note/";
+/// Resources per `resources/list` page.
+const RESOURCES_PER_PAGE: usize = 500;
+
+/// Characters escaped in a path segment of a note URI (`/` separates segments and stays).
+const SEGMENT: &AsciiSet = &CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b'#')
+    .add(b'%')
+    .add(b'<')
+    .add(b'>')
+    .add(b'?')
+    .add(b'[')
+    .add(b'\\')
+    .add(b']')
+    .add(b'^')
+    .add(b'`')
+    .add(b'{')
+    .add(b'|')
+    .add(b'}');
+
+/// `quire://note/…` for a vault-relative note path.
+pub(crate) fn note_uri(path: &str) -> String {
+    let segments: Vec<String> = path
+        .split('/')
+        .map(|s| utf8_percent_encode(s, SEGMENT).to_string())
+        .collect();
+    format!("{NOTE_URI_PREFIX}{}", segments.join("/"))
+}
+
+/// The MCP server over one vault. Cheap to clone: HTTP sessions each get a clone.
+#[derive(Clone)]
+pub struct QuireServer {
+    live: Arc<Live>,
+}
+
+impl QuireServer {
+    pub(crate) fn new(live: Arc<Live>) -> Self {
+        QuireServer { live }
+    }
+
+    fn read_note_resource(&self, uri: &str) -> Result<ReadResourceResult, ToolError> {
+        let encoded = uri
+            .strip_prefix(NOTE_URI_PREFIX)
+            .ok_or_else(|| ToolError::UnknownResource(uri.to_string()))?;
+        let path = percent_decode_str(encoded)
+            .decode_utf8()
+            .map_err(|_| ToolError::UnknownResource(uri.to_string()))?;
+        let path = resolve_note_path(&self.live, &path)?;
+        let note = read_current(&self.live, &path)?;
+        Ok(ReadResourceResult::new(vec![
+            ResourceContents::text(note.source, uri).with_mime_type("text/markdown"),
+        ]))
+    }
+
+    fn note_resources(&self, cursor: Option<&str>) -> Result<ListResourcesResult, ToolError> {
+        let offset: usize = match cursor {
+            Some(c) => c
+                .parse()
+                .map_err(|_| ToolError::bad_arguments("resources/list", "bad cursor"))?,
+            None => 0,
+        };
+        let snapshot = self.live.vault(VAULT_WAIT)?;
+        let notes = &snapshot.vault.notes;
+        let resources = notes
+            .iter()
+            .skip(offset)
+            .take(RESOURCES_PER_PAGE)
+            .map(|n| {
+                Resource::new(note_uri(&n.path), n.path.clone())
+                    .with_title(n.title.clone())
+                    .with_mime_type("text/markdown")
+                    .with_size(n.source.len() as u64)
+            })
+            .collect();
+        let mut result = ListResourcesResult::with_all_items(resources);
+        let next = offset + RESOURCES_PER_PAGE;
+        if next < notes.len() {
+            result.next_cursor = Some(next.to_string());
+        }
+        Ok(result)
+    }
+}
+
+/// Runs blocking work off the async runtime; a panic inside is an error, never a crash.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, ToolError> + Send + 'static,
+) -> Result<T, ToolError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .unwrap_or_else(|e| Err(ToolError::Internal(e.to_string())))
+}
+
+impl ServerHandler for QuireServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .build(),
+        )
+        .with_server_info(
+            Implementation::new("quire", env!("CARGO_PKG_VERSION"))
+                .with_title("quire (read-only vault)"),
+        )
+        .with_instructions(tools::INSTRUCTIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(tools::definitions()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.to_string();
+        if !tools::is_tool(&name) {
+            // An unknown tool is a protocol error (the spec's -32602); everything else is a
+            // tool result the agent can read.
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool `{name}`"),
+                None,
+            ));
+        }
+        let live = Arc::clone(&self.live);
+        let arguments = request.arguments;
+        let result = match blocking(move || tools::call(&live, &name, arguments)).await {
+            Ok(value) => CallToolResult::structured(value),
+            Err(e) => CallToolResult::error(vec![ContentBlock::text(e.to_string())]),
+        };
+        Ok(result.into())
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let server = self.clone();
+        let cursor = request.and_then(|r| r.cursor);
+        blocking(move || server.note_resources(cursor.as_deref()))
+            .await
+            .map_err(|e| ErrorData::invalid_params(e.to_string(), None))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(ListResourceTemplatesResult::with_all_items(vec![
+            ResourceTemplate::new(format!("{NOTE_URI_PREFIX}{{path}}"), "note")
+                .with_title("A note of the vault")
+                .with_description(
+                    "The current Markdown text of the note at a vault-relative path, e.g. quire://note/Projects/Plan.md",
+                )
+                .with_mime_type("text/markdown"),
+        ]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let server = self.clone();
+        let uri = request.uri;
+        blocking(move || server.read_note_resource(&uri))
+            .await
+            .map(ReadResourceResponse::from)
+            .map_err(|e| ErrorData::resource_not_found(e.to_string(), None))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn note_uris_escape_each_segment() {
+        assert_eq!(
+            note_uri("Projects/Top Secret/Plan #2.md"),
+            "quire://note/Projects/Top%20Secret/Plan%20%232.md"
+        );
+        let decoded = percent_decode_str(
+            note_uri("Ünïcode/a%b.md")
+                .strip_prefix(NOTE_URI_PREFIX)
+                .unwrap_or_default(),
+        )
+        .decode_utf8()
+        .map(|c| c.into_owned());
+        assert_eq!(decoded.ok().as_deref(), Some("Ünïcode/a%b.md"));
+    }
+}

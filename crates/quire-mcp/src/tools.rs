@@ -1,0 +1,359 @@
+//! The six tools: what each is called and tells an agent, and what it answers. Every tool reads;
+//! none writes. Each returns one JSON object (sent as structured content and as text), bounded
+//! by [`crate::bounds`].
+
+use std::time::Duration;
+
+use quire_index::Filter;
+use quire_search::SearchRequest;
+use quire_vault::outline::select_lines;
+use quire_vault::{Note, Outline, Vault};
+use rmcp::handler::server::tool::schema_for_input;
+use rmcp::model::{JsonObject, Tool, ToolAnnotations};
+use schemars::JsonSchema;
+use serde_json::{Value as Json, json};
+
+use crate::args::{
+    FindRelatedNotesArgs, GetNoteArgs, GetOutlineArgs, ListNotesArgs, SearchNotesArgs,
+    VaultTreeArgs, count_in, parse,
+};
+use crate::bounds::{
+    MAX_NOTE_TEXT_BYTES, MAX_RESULT_BYTES, lines_within, page, prune_breadth_first,
+};
+use crate::error::ToolError;
+use crate::live::{INDEX_WAIT, Live, VAULT_WAIT};
+use crate::resolve::{read_current, resolve_note_path};
+
+pub(crate) const SEARCH_NOTES: &str = "search_notes";
+pub(crate) const GET_NOTE: &str = "get_note";
+pub(crate) const FIND_RELATED_NOTES: &str = "find_related_notes";
+pub(crate) const GET_OUTLINE: &str = "get_outline";
+pub(crate) const LIST_NOTES: &str = "list_notes";
+pub(crate) const VAULT_TREE: &str = "vault_tree";
+
+/// The most backlinks or outgoing links `find_related_notes` lists.
+const LINKS_SHOWN: usize = 100;
+
+/// What the server tells a client about itself at initialization.
+pub(crate) const INSTRUCTIONS: &str = "quire gives read-only access to a Markdown (Obsidian) \
+vault. Find notes with search_notes (results carry line ranges), read exactly those lines with \
+get_note(path, lines), see a note's headings with get_outline, its neighbours with \
+find_related_notes, and the vault's shape with vault_tree and list_notes. Paths are \
+vault-relative, e.g. `Projects/Plan.md`. Nothing here changes the vault.";
+
+fn tool<A: JsonSchema + 'static>(
+    name: &'static str,
+    title: &str,
+    description: &'static str,
+) -> Tool {
+    // The argument structs are objects by construction, so their schemas always pass rmcp's check.
+    let schema = schema_for_input::<A>().unwrap_or_default();
+    Tool::new(name, description, schema)
+        .with_title(title)
+        .with_annotations(
+            ToolAnnotations::new()
+                .read_only(true)
+                .destructive(false)
+                .idempotent(true)
+                .open_world(false),
+        )
+}
+
+/// The tools as `tools/list` shows them.
+pub(crate) fn definitions() -> Vec<Tool> {
+    vec![
+        tool::<SearchNotesArgs>(
+            SEARCH_NOTES,
+            "Search notes",
+            "Search the vault's notes by words and, when the embedding model is loaded, by \
+             meaning. Returns up to k notes, best first, each with its best sections: heading \
+             path, line range (1-based, inclusive) and a snippet. To read a section in full, \
+             call get_note with its path and `lines`.",
+        ),
+        tool::<GetNoteArgs>(
+            GET_NOTE,
+            "Read a note",
+            "Read a note's current text from disk: the whole note, a line range (`lines`) or the \
+             section under a heading (`heading`). Returns the text with its line range, the \
+             note's title, line count and the sha256 of the file. Long text is cut at a line \
+             break with `truncated: true` and a `next` hint giving the lines to ask for next.",
+        ),
+        tool::<FindRelatedNotesArgs>(
+            FIND_RELATED_NOTES,
+            "Find related notes",
+            "Notes related to a note: the most similar notes by meaning (when the index has \
+             embeddings), the notes that link to it (backlinks), the notes it links to \
+             (outgoing), and the index notes (maps of content) that list it.",
+        ),
+        tool::<GetOutlineArgs>(
+            GET_OUTLINE,
+            "Outline of a note",
+            "A note's headings as a tree, each with the line where it starts and the last line \
+             of its section. Use it to pick the lines to read with get_note.",
+        ),
+        tool::<ListNotesArgs>(
+            LIST_NOTES,
+            "List notes",
+            "One row per note, filtered by folder, tag or frontmatter property: path, title, \
+             tags, aliases, selected properties, top headings, links out, backlink count, word \
+             and line counts, sha256. Paged: pass `next_offset` back as `offset` for more.",
+        ),
+        tool::<VaultTreeArgs>(
+            VAULT_TREE,
+            "Vault tree",
+            "The vault's folders and notes as a tree, with note counts per folder and heading \
+             counts per note. A large vault is cut to its top levels (`omitted_children` marks \
+             a cut); pass `folder` to open one folder.",
+        ),
+    ]
+}
+
+pub(crate) fn is_tool(name: &str) -> bool {
+    [
+        SEARCH_NOTES,
+        GET_NOTE,
+        FIND_RELATED_NOTES,
+        GET_OUTLINE,
+        LIST_NOTES,
+        VAULT_TREE,
+    ]
+    .contains(&name)
+}
+
+/// Runs tool `name` (one of [`definitions`]). Blocking: call it off the async runtime.
+pub(crate) fn call(
+    live: &Live,
+    name: &str,
+    arguments: Option<JsonObject>,
+) -> Result<Json, ToolError> {
+    match name {
+        SEARCH_NOTES => search_notes(live, parse(name, arguments)?),
+        GET_NOTE => get_note(live, parse(name, arguments)?),
+        FIND_RELATED_NOTES => find_related_notes(live, parse(name, arguments)?),
+        GET_OUTLINE => get_outline(live, parse(name, arguments)?),
+        LIST_NOTES => list_notes(live, parse(name, arguments)?),
+        VAULT_TREE => vault_tree(live, parse(name, arguments)?),
+        other => Err(ToolError::bad_arguments(other, "no such tool")),
+    }
+}
+
+fn search_notes(live: &Live, args: SearchNotesArgs) -> Result<Json, ToolError> {
+    let k = count_in(SEARCH_NOTES, "k", args.k, 10, 50)?;
+    let query = args.query.trim();
+    if query.is_empty() {
+        return Err(ToolError::bad_arguments(SEARCH_NOTES, "`query` is empty"));
+    }
+    let searcher = live.searcher(INDEX_WAIT)?;
+    let searcher = searcher.lock().unwrap_or_else(|e| e.into_inner());
+    let mut request = SearchRequest::new(query);
+    request.k = k;
+    request.mode = match args.mode {
+        Some(mode) => mode.into(),
+        None => searcher.default_mode()?,
+    };
+    request.filter = Filter {
+        folder: args.folder.filter(|f| !f.trim_matches('/').is_empty()),
+        tag: args.tag.filter(|t| !t.is_empty()),
+    };
+    let results = searcher.search(&request)?;
+    let mut value = serde_json::to_value(&results).unwrap_or_default();
+    value["hint"] = if results.results.is_empty() {
+        "No note matched. Try other words, mode `hybrid` or `vector` (meaning), or drop the filters."
+            .into()
+    } else {
+        "Read a section with get_note(path, lines=\"start_line-end_line\").".into()
+    };
+    Ok(value)
+}
+
+fn get_note(live: &Live, args: GetNoteArgs) -> Result<Json, ToolError> {
+    if args.lines.is_some() && args.heading.is_some() {
+        return Err(ToolError::bad_arguments(
+            GET_NOTE,
+            "give `lines` or `heading`, not both",
+        ));
+    }
+    let path = resolve_note_path(live, &args.path)?;
+    let note = read_current(live, &path)?;
+    let (start, end) = select_lines(&note, args.lines.as_deref(), args.heading.as_deref())?;
+    let (range, last) = lines_within(&note, start, end, MAX_NOTE_TEXT_BYTES);
+    let mut value = json!({
+        "path": note.path,
+        "title": note.title,
+        "sha256": note.sha256,
+        "line_count": note.line_count,
+        "start_line": start,
+        "end_line": last,
+        "text": &note.source[range],
+        "truncated": last < end,
+    });
+    if last < end {
+        value["next"] = format!(
+            "The text was cut at line {last} to stay under {MAX_NOTE_TEXT_BYTES} bytes: call get_note with lines=\"{}-{end}\" for the rest.",
+            last + 1
+        )
+        .into();
+    }
+    Ok(value)
+}
+
+/// `{path, title}` of notes `ids` of `vault`, at most [`LINKS_SHOWN`].
+fn note_refs(vault: &Vault, ids: &[usize]) -> Json {
+    ids.iter()
+        .take(LINKS_SHOWN)
+        .map(|&j| json!({"path": vault.notes[j].path, "title": vault.notes[j].title}))
+        .collect()
+}
+
+fn find_related_notes(live: &Live, args: FindRelatedNotesArgs) -> Result<Json, ToolError> {
+    let k = count_in(FIND_RELATED_NOTES, "k", args.k, 10, 50)?;
+    let path = resolve_note_path(live, &args.path)?;
+    let snapshot = live.vault(VAULT_WAIT)?;
+    let vault = &snapshot.vault;
+    let mut value = json!({ "path": path });
+    match vault.index_of(&path) {
+        Some(i) => {
+            let graph = &vault.graph;
+            value["title"] = vault.notes[i].title.clone().into();
+            value["backlinks"] = note_refs(vault, &graph.backlinks[i]);
+            value["backlinks_total"] = graph.backlinks[i].len().into();
+            value["outgoing"] = note_refs(vault, &graph.outgoing[i]);
+            value["outgoing_total"] = graph.outgoing[i].len().into();
+            value["moc_parents"] = note_refs(vault, &graph.moc_parents[i]);
+        }
+        None => {
+            value["links_unavailable"] =
+                "the note is newer than the parsed vault; links appear after the next sync".into();
+        }
+    }
+    // Similar notes need vectors; links are useful without them, so their absence is a note in
+    // the result, not an error.
+    let similar = live.searcher(Duration::ZERO).and_then(|searcher| {
+        let searcher = searcher.lock().unwrap_or_else(|e| e.into_inner());
+        Ok(searcher.similar(&path, k)?)
+    });
+    match similar {
+        Ok(notes) => value["similar"] = serde_json::to_value(notes).unwrap_or_default(),
+        Err(e) => value["similar_unavailable"] = e.to_string().into(),
+    }
+    Ok(value)
+}
+
+fn get_outline(live: &Live, args: GetOutlineArgs) -> Result<Json, ToolError> {
+    let path = resolve_note_path(live, &args.path)?;
+    let note = read_current(live, &path)?;
+    let outline = serde_json::to_value(Outline::of(&note)).unwrap_or_default();
+    let (mut value, omitted) = prune_breadth_first(&outline, "headings", MAX_RESULT_BYTES);
+    value["sha256"] = note.sha256.into();
+    if omitted > 0 {
+        value["truncated"] = format!(
+            "{omitted} deeper headings were left out (see omitted_children); read a section with get_note(path, heading) to see its subheadings"
+        )
+        .into();
+    }
+    Ok(value)
+}
+
+/// Whether `note` has frontmatter property `spec` (`name`, or `name=value`; case ignored).
+fn has_property(note: &Note, spec: &str) -> bool {
+    let (name, wanted) = match spec.split_once('=') {
+        Some((name, value)) => (name.trim(), Some(value.trim().to_lowercase())),
+        None => (spec.trim(), None),
+    };
+    let matches = |v: &Json| {
+        let text = match v {
+            Json::String(s) => s.to_lowercase(),
+            other => other.to_string().to_lowercase(),
+        };
+        wanted.as_deref().is_none_or(|w| text == w)
+    };
+    note.properties
+        .iter()
+        .filter(|(key, _)| key.eq_ignore_ascii_case(name))
+        .any(|(_, value)| match value {
+            Json::Array(items) => wanted.is_none() || items.iter().any(matches),
+            other => matches(other),
+        })
+}
+
+fn in_folder(path: &str, folder: &str) -> bool {
+    let folder = folder.trim_matches('/');
+    folder.is_empty() || path.starts_with(&format!("{folder}/"))
+}
+
+fn has_tag(note: &Note, tag: &str) -> bool {
+    let tag = tag.trim_start_matches('#').to_lowercase();
+    note.tag_names().iter().any(|t| {
+        let t = t.to_lowercase();
+        t == tag || t.starts_with(&format!("{tag}/"))
+    })
+}
+
+fn list_notes(live: &Live, args: ListNotesArgs) -> Result<Json, ToolError> {
+    let limit = count_in(LIST_NOTES, "limit", args.limit, 50, 200)?;
+    let offset = args.offset.unwrap_or(0) as usize;
+    let snapshot = live.vault(VAULT_WAIT)?;
+    let notes = &snapshot.vault.notes;
+    let rows = snapshot.manifest()["notes"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let selected: Vec<&Json> = rows
+        .iter()
+        .zip(notes)
+        .filter(|(_, note)| {
+            args.folder
+                .as_deref()
+                .is_none_or(|f| in_folder(&note.path, f))
+        })
+        .filter(|(_, note)| args.tag.as_deref().is_none_or(|t| has_tag(note, t)))
+        .filter(|(_, note)| {
+            args.property
+                .as_deref()
+                .is_none_or(|p| has_property(note, p))
+        })
+        .map(|(row, _)| row)
+        .collect();
+    let (shown, next_offset) = page(&selected, offset, limit, MAX_RESULT_BYTES);
+    let mut value = json!({
+        "total": selected.len(),
+        "offset": offset,
+        "returned": shown.len(),
+        "notes": shown,
+    });
+    if let Some(next) = next_offset {
+        value["next_offset"] = next.into();
+        value["hint"] = format!("More notes: call list_notes again with offset={next}.").into();
+    }
+    Ok(value)
+}
+
+fn vault_tree(live: &Live, args: VaultTreeArgs) -> Result<Json, ToolError> {
+    let snapshot = live.vault(VAULT_WAIT)?;
+    let mut node = snapshot.tree();
+    let folder = args.folder.as_deref().unwrap_or("").trim_matches('/');
+    for name in folder.split('/').filter(|s| !s.is_empty()) {
+        node = node["children"]
+            .as_array()
+            .and_then(|children| {
+                children
+                    .iter()
+                    .find(|c| c["kind"] == "folder" && c["name"].as_str() == Some(name))
+            })
+            .ok_or_else(|| {
+                ToolError::bad_arguments(
+                    VAULT_TREE,
+                    format!("no folder `{folder}` in the vault (folder names are case-sensitive)"),
+                )
+            })?;
+    }
+    let (tree, omitted) = prune_breadth_first(node, "children", MAX_RESULT_BYTES);
+    let mut value = json!({ "folder": folder, "tree": tree });
+    if omitted > 0 {
+        value["truncated"] = format!(
+            "{omitted} deeper entries were left out (folders marked omitted_children); call vault_tree with folder=\"<path>\" to open one"
+        )
+        .into();
+    }
+    Ok(value)
+}
