@@ -40,3 +40,6 @@ if [ -n "$note" ]; then
   echo "==> quire outline \"$note\""
   quire --vault "$vault" outline "$note"
 fi
+echo
+echo "==> next: the web page and the HTTP API, kept in sync with the notes while it runs:"
+echo "    quire --vault \"$vault\" serve        # then open http://127.0.0.1:7878/"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every check CI runs: formatting, lints, and the whole test suite.
+# Runs every check CI runs: formatting, lints, the whole test suite, and the browser tests.
 # The tests read the shared corpora from ../shared/corpora beside the repository (or $QUIRE_CORPORA).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,6 +13,11 @@ fi
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked
+# The web page of `quire serve` in a real browser: headless Debian chromium (/usr/bin/chromium)
+# driven by playwright-core from npm (web-tests/, pinned in its package-lock.json). The binary is
+# the one the Rust tests just built; the screenshot goes to target/web-tests/.
+cargo build -p quire --locked
+(cd web-tests && npm ci --no-audit --no-fund --loglevel=error && QUIRE_BIN=../target/debug/quire npm test)
 # The in-process model (feature `local-llm`, off in the default build): its lints, and its
 # end-to-end tests with SmolLM2 (fetched once into the user's data dir). The first build
 # compiles llama.cpp with cmake.

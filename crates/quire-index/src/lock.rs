@@ -8,6 +8,9 @@ use std::path::{Path, PathBuf};
 
 use crate::error::IndexError;
 
+/// The file a long-running watcher (`quire serve`, `quire watch`) locks for its lifetime.
+pub const WATCHER_LOCK: &str = "watch.lock";
+
 /// Held while a sync writes; dropping it releases the lock.
 #[derive(Debug)]
 pub struct WriterLock {
@@ -18,7 +21,14 @@ pub struct WriterLock {
 impl WriterLock {
     /// Takes the lock at `dir/lock` or fails at once with the holder's pid.
     pub fn acquire(dir: &Path) -> Result<WriterLock, IndexError> {
-        let path = dir.join("lock");
+        WriterLock::acquire_named(dir, "lock")
+    }
+
+    /// Takes the lock on `dir/name` or fails at once with the holder's pid. Other roles than
+    /// the sync's use their own file: `quire serve` and `quire watch` hold [`WATCHER_LOCK`] for
+    /// as long as they run, so a second one on the same index fails at start.
+    pub fn acquire_named(dir: &Path, name: &str) -> Result<WriterLock, IndexError> {
+        let path = dir.join(name);
         let io = |source| IndexError::Io {
             path: path.clone(),
             source,

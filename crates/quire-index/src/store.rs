@@ -130,6 +130,16 @@ impl Store {
             .map_err(db_err)
     }
 
+    /// Opens a read transaction that lasts as long as this connection: every later read sees
+    /// the store as it is now, whatever syncs commit meanwhile (SQLite WAL snapshot isolation).
+    /// A server pins each searcher so that a search reads one generation from start to end,
+    /// and swaps in a new searcher after each sync. Use it only on a store that reads.
+    pub fn pin_snapshot(&self) -> Result<u64, IndexError> {
+        self.conn.execute_batch("BEGIN DEFERRED").map_err(db_err)?;
+        // The first read takes the snapshot.
+        self.generation()
+    }
+
     /// The last committed generation (0 for a new store).
     pub fn generation(&self) -> Result<u64, IndexError> {
         Ok(self

@@ -15,6 +15,8 @@ pub const ENV_BASE_URL: &str = "QUIRE_LLM_BASE_URL";
 pub const ENV_MODEL: &str = "QUIRE_LLM_MODEL";
 /// When set, the API key is taken from this variable instead of the configured one.
 pub const ENV_API_KEY: &str = "QUIRE_LLM_API_KEY";
+/// Names a preset (`openai`, `openrouter`, `groq`, `ollama`, `llamacpp`).
+pub const ENV_PRESET: &str = "QUIRE_LLM_PRESET";
 
 /// A known OpenAI-compatible server: where it listens and where its key usually lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,6 +101,20 @@ impl ProviderConfig {
     /// as "answer offline".
     pub fn from_env_and(config: Option<ProviderConfig>) -> Result<Option<Provider>, LlmError> {
         ProviderConfig::resolve(config, |name| std::env::var(name).ok())
+    }
+
+    /// The provider the environment alone configures: the preset named by `QUIRE_LLM_PRESET`,
+    /// then the other `QUIRE_LLM_*` overrides, as [`from_env_and`](Self::from_env_and) applies
+    /// them. `Ok(None)`: nothing is configured (answer offline).
+    pub fn from_env() -> Result<Option<Provider>, LlmError> {
+        let config = std::env::var(ENV_PRESET)
+            .ok()
+            .filter(|p| !p.trim().is_empty())
+            .map(|preset| ProviderConfig {
+                preset: Some(preset.trim().to_string()),
+                ..ProviderConfig::default()
+            });
+        ProviderConfig::from_env_and(config)
     }
 
     /// [`from_env_and`](Self::from_env_and) with the environment given as a lookup function.

@@ -23,6 +23,25 @@ use crate::server::QuireServer;
 /// The path of the MCP endpoint.
 pub const ENDPOINT: &str = "/mcp";
 
+/// The MCP endpoint as a tower service, to mount at [`ENDPOINT`] (here, and in `quire serve`).
+/// Requests with an `Origin` header are refused; `Host` must be loopback, or the bound address
+/// `local` when that is not loopback.
+pub fn http_service(
+    server: QuireServer,
+    local: SocketAddr,
+) -> StreamableHttpService<QuireServer, LocalSessionManager> {
+    let mut config = StreamableHttpServerConfig::default().enforce_origin_validation();
+    if !local.ip().is_loopback() {
+        config.allowed_hosts.push(local.ip().to_string());
+        config.allowed_hosts.push(local.to_string());
+    }
+    StreamableHttpService::new(
+        move || Ok(server.clone()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    )
+}
+
 /// Serves `server` on `addr` until the process is stopped (Ctrl-C ends it cleanly). Prints the
 /// endpoint's URL on stderr once listening (port 0 picks a free port).
 pub(crate) async fn serve(server: QuireServer, addr: SocketAddr) -> Result<(), ServeError> {
@@ -32,19 +51,12 @@ pub(crate) async fn serve(server: QuireServer, addr: SocketAddr) -> Result<(), S
     let local = listener
         .local_addr()
         .map_err(|source| ServeError::Bind { addr, source })?;
-    let mut config = StreamableHttpServerConfig::default().enforce_origin_validation();
     if !local.ip().is_loopback() {
         eprintln!(
             "quire mcp: warning: listening on {local}, which is not a loopback address: anyone who can reach it can read the vault (there is no authentication)"
         );
-        config.allowed_hosts.push(local.ip().to_string());
-        config.allowed_hosts.push(local.to_string());
     }
-    let service = StreamableHttpService::new(
-        move || Ok(server.clone()),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
+    let service = http_service(server, local);
     eprintln!("quire mcp: listening on http://{local}{ENDPOINT}");
     loop {
         let (stream, _) = tokio::select! {

@@ -42,14 +42,14 @@
 //! serve_stdio(ServerConfig::new(vault, index)).unwrap();
 //! ```
 
-mod args;
+pub mod args;
 mod bounds;
 mod error;
 mod http;
-mod live;
-mod resolve;
+pub mod live;
+pub mod resolve;
 mod server;
-mod tools;
+pub mod tools;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -63,10 +63,11 @@ use quire_watch::{WatchEvent, WatchHandle, WatchOptions};
 use rmcp::ServiceExt;
 
 pub use error::{ServeError, ToolError};
-pub use http::ENDPOINT;
+pub use http::{ENDPOINT, http_service};
+pub use live::{Live, SharedSearcher, VaultSnapshot};
 pub use server::QuireServer;
 
-use crate::live::{Live, spawn_vault_reader};
+use crate::live::spawn_vault_reader;
 
 /// What to serve and how.
 pub struct ServerConfig {
@@ -80,6 +81,10 @@ pub struct ServerConfig {
     pub watch: bool,
     /// Quiet time after the last file event before a sync (default: the watcher's 1.5 s).
     pub debounce: Option<Duration>,
+    /// Who writes the log lines on stderr (`quire mcp`, `quire serve`).
+    pub name: &'static str,
+    /// Searchers opened per index generation, so that this many searches run at once.
+    pub searchers: usize,
 }
 
 impl ServerConfig {
@@ -92,75 +97,106 @@ impl ServerConfig {
             embedder: None,
             watch: true,
             debounce: None,
+            name: "quire mcp",
+            searchers: 1,
         }
     }
 }
 
-/// A started server and its watcher. Dropping it stops the watcher.
-struct Running {
-    server: QuireServer,
+/// The watcher's settings: every sync with these scan options and embedder; `debounce` or the
+/// watcher's default.
+pub fn watch_options(
+    open: &OpenOptions,
+    embedder: Option<Arc<dyn Embedder>>,
+    debounce: Option<Duration>,
+) -> WatchOptions {
+    let mut options = WatchOptions {
+        sync: SyncOptions {
+            open: open.clone(),
+            rebuild: false,
+            embedder,
+        },
+        ..WatchOptions::default()
+    };
+    if let Some(debounce) = debounce {
+        options.debounce = debounce;
+    }
+    options
+}
+
+/// The live state of a served vault and its watcher. Dropping it stops the watcher.
+pub struct LiveVault {
+    pub live: Arc<Live>,
     _watcher: Option<WatchHandle>,
+}
+
+impl LiveVault {
+    /// The MCP handler over this state (to mount the MCP endpoint in another server).
+    pub fn mcp_server(&self) -> QuireServer {
+        QuireServer::new(Arc::clone(&self.live))
+    }
 }
 
 /// Opens what can be opened at once and starts the background work: the first parse of the vault
 /// and, when watching, the watcher (whose first sync reconciles the index with the vault).
-fn start(config: ServerConfig) -> Result<Running, ServeError> {
+/// `on_event` hears every sync attempt after the new searchers are in place; `quire serve`
+/// passes it on to its clients.
+pub fn start_live(
+    config: ServerConfig,
+    on_event: impl Fn(&WatchEvent) + Send + 'static,
+) -> Result<LiveVault, ServeError> {
     let live = Arc::new(Live::new(
         config.vault_root,
         config.open,
         config.index,
         config.embedder,
         config.watch,
+        config.name,
+        config.searchers,
     )?);
     let read_vault = spawn_vault_reader(Arc::clone(&live))?;
     // The receiver lives as long as the reader thread, which outlives every sender.
     let _ = read_vault.send(());
     let watcher = if config.watch {
-        let mut options = WatchOptions {
-            sync: SyncOptions {
-                open: live.open.clone(),
-                rebuild: false,
-                embedder: live.embedder.clone(),
-            },
-            ..WatchOptions::default()
-        };
-        if let Some(debounce) = config.debounce {
-            options.debounce = debounce;
-        }
+        let options = watch_options(&live.open, live.embedder.clone(), config.debounce);
         let on_sync = Arc::clone(&live);
+        let name = live.name;
         let handle = quire_watch::spawn(
             live.root.clone(),
             live.index.clone(),
             options,
-            move |event| match event {
-                WatchEvent::Synced { stats, changes } => {
-                    let notes_changed = stats.notes_indexed > 0
-                        || stats.notes_deleted > 0
-                        || !changes.upserts.is_empty()
-                        || !changes.deletes.is_empty();
-                    eprintln!(
-                        "quire mcp: index at generation {} ({} notes indexed, {} deleted)",
-                        stats.generation, stats.notes_indexed, stats.notes_deleted
-                    );
-                    // Reopen first, then release searches waiting for the first sync.
-                    on_sync.reload_index();
-                    on_sync.first_sync_done(None);
-                    if notes_changed {
-                        let _ = read_vault.send(());
+            move |event| {
+                match &event {
+                    WatchEvent::Synced { stats, changes } => {
+                        let notes_changed = stats.notes_indexed > 0
+                            || stats.notes_deleted > 0
+                            || !changes.upserts.is_empty()
+                            || !changes.deletes.is_empty();
+                        eprintln!(
+                            "{name}: index at generation {} ({} notes indexed, {} deleted)",
+                            stats.generation, stats.notes_indexed, stats.notes_deleted
+                        );
+                        // Reopen first, then release searches waiting for the first sync.
+                        on_sync.reload_index();
+                        on_sync.first_sync_done(None);
+                        if notes_changed {
+                            let _ = read_vault.send(());
+                        }
+                    }
+                    WatchEvent::Failed { message } => {
+                        eprintln!("{name}: index sync failed: {message}");
+                        on_sync.first_sync_done(Some(message.clone()));
                     }
                 }
-                WatchEvent::Failed { message } => {
-                    eprintln!("quire mcp: index sync failed: {message}");
-                    on_sync.first_sync_done(Some(message));
-                }
+                on_event(&event);
             },
         )?;
         Some(handle)
     } else {
         None
     };
-    Ok(Running {
-        server: QuireServer::new(live),
+    Ok(LiveVault {
+        live,
         _watcher: watcher,
     })
 }
@@ -175,12 +211,11 @@ fn runtime() -> Result<tokio::runtime::Runtime, ServeError> {
 
 /// Serves MCP on stdin/stdout until the client closes stdin.
 pub fn serve_stdio(config: ServerConfig) -> Result<(), ServeError> {
-    let running = start(config)?;
+    let running = start_live(config, |_| {})?;
     let runtime = runtime()?;
     let result = runtime.block_on(async {
         let service = running
-            .server
-            .clone()
+            .mcp_server()
             .serve(rmcp::transport::stdio_pipes())
             .await
             .map_err(|e| ServeError::Transport(e.to_string()))?;
@@ -197,9 +232,9 @@ pub fn serve_stdio(config: ServerConfig) -> Result<(), ServeError> {
 
 /// Serves streamable HTTP on `addr` (endpoint [`ENDPOINT`]) until Ctrl-C.
 pub fn serve_http(config: ServerConfig, addr: SocketAddr) -> Result<(), ServeError> {
-    let running = start(config)?;
+    let running = start_live(config, |_| {})?;
     let runtime = runtime()?;
-    let result = runtime.block_on(http::serve(running.server.clone(), addr));
+    let result = runtime.block_on(http::serve(running.mcp_server(), addr));
     runtime.shutdown_timeout(Duration::from_secs(1));
     result
 }

@@ -9,6 +9,7 @@
 //! bounded time, then gets a message that says so.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
@@ -23,12 +24,12 @@ use serde_json::Value as Json;
 use crate::error::{ServeError, ToolError};
 
 /// How long a request waits for the first parse of the vault.
-pub(crate) const VAULT_WAIT: Duration = Duration::from_secs(30);
+pub const VAULT_WAIT: Duration = Duration::from_secs(30);
 /// How long a search waits for the first sync when there is no index yet.
-pub(crate) const INDEX_WAIT: Duration = Duration::from_secs(20);
+pub const INDEX_WAIT: Duration = Duration::from_secs(20);
 
 /// A parsed vault and the reasoning-index views built from it on first use.
-pub(crate) struct VaultSnapshot {
+pub struct VaultSnapshot {
     pub vault: Vault,
     tree: OnceLock<Json>,
     manifest: OnceLock<Json>,
@@ -60,11 +61,13 @@ enum VaultState {
 }
 
 /// `Searcher` holds a SQLite connection, which is `Send` but not `Sync`: one query at a time per
-/// generation, which is plenty for the clients of one person's vault.
-pub(crate) type SharedSearcher = Arc<Mutex<Searcher>>;
+/// searcher. A generation has a small pool of them (one for MCP, where one client asks at a
+/// time; more for `quire serve`), all opened on the same generation.
+pub type SharedSearcher = Arc<Mutex<Searcher>>;
 
 struct IndexState {
-    searcher: Option<SharedSearcher>,
+    /// The pool of the current generation; empty when there is no usable index.
+    searchers: Vec<SharedSearcher>,
     /// Why there is no searcher, or why the last reload failed.
     problem: Option<String>,
     /// The watcher's first sync has not finished: an index may still appear.
@@ -112,7 +115,7 @@ impl<T> Slot<T> {
 }
 
 /// The server's state: settings fixed at startup, and the two generations.
-pub(crate) struct Live {
+pub struct Live {
     /// Canonical vault root.
     pub root: PathBuf,
     pub settings: VaultSettings,
@@ -120,6 +123,12 @@ pub(crate) struct Live {
     pub open: OpenOptions,
     pub index: IndexLocation,
     pub embedder: Option<Arc<dyn Embedder>>,
+    /// Who writes the log lines (`quire mcp`, `quire serve`).
+    pub name: &'static str,
+    /// Searchers per generation (at least 1).
+    pool_size: usize,
+    /// Picks the next searcher of the pool when all are busy.
+    turn: AtomicUsize,
     vault: Slot<VaultState>,
     searcher: Slot<IndexState>,
 }
@@ -133,6 +142,8 @@ impl Live {
         index: IndexLocation,
         embedder: Option<Arc<dyn Embedder>>,
         watching: bool,
+        name: &'static str,
+        pool_size: usize,
     ) -> Result<Live, ServeError> {
         open.skip_dirs.push(index.dir.clone());
         let settings = VaultSettings::load(&root, &open)?;
@@ -142,11 +153,14 @@ impl Live {
             open,
             index,
             embedder,
+            name,
+            pool_size: pool_size.max(1),
+            turn: AtomicUsize::new(0),
             vault: Slot::new(VaultState::Reading {
                 since: Instant::now(),
             }),
             searcher: Slot::new(IndexState {
-                searcher: None,
+                searchers: Vec::new(),
                 problem: None,
                 first_sync_pending: watching,
             }),
@@ -155,24 +169,37 @@ impl Live {
         Ok(live)
     }
 
-    /// Opens the index again (after a sync) and swaps the new searcher in.
-    pub fn reload_index(&self) {
-        let opened = Searcher::open(&self.index).map(|searcher| match &self.embedder {
+    /// Opens one searcher on the index as it is now, pinned to the current generation: every
+    /// read it makes sees that generation, whatever a sync commits meanwhile, so a search that
+    /// runs during a sync returns whole results from the previous generation.
+    fn open_searcher(&self) -> Result<SharedSearcher, quire_search::SearchError> {
+        let searcher = Searcher::open(&self.index)?;
+        searcher.store().pin_snapshot()?;
+        let searcher = match &self.embedder {
             Some(e) => searcher.with_embedder(Arc::clone(e)),
             None => searcher,
-        });
+        };
+        Ok(Arc::new(Mutex::new(searcher)))
+    }
+
+    /// Opens the index again (after a sync) and swaps the new searchers in; searches in flight
+    /// finish on the searchers they hold.
+    pub fn reload_index(&self) {
+        let opened: Result<Vec<SharedSearcher>, _> =
+            (0..self.pool_size).map(|_| self.open_searcher()).collect();
+        let name = self.name;
         self.searcher.update(|state| match opened {
-            Ok(searcher) => {
-                state.searcher = Some(Arc::new(Mutex::new(searcher)));
+            Ok(searchers) => {
+                state.searchers = searchers;
                 state.problem = None;
             }
             Err(quire_search::SearchError::NoIndex(dir)) => {
                 state.problem = Some(format!("there is no index at {dir}"));
             }
             Err(e) => {
-                // A searcher that could be opened before stays: it still answers.
-                if state.searcher.is_some() {
-                    eprintln!("quire mcp: cannot reopen the index (answering from the previous generation): {e}");
+                // Searchers that could be opened before stay: they still answer.
+                if !state.searchers.is_empty() {
+                    eprintln!("{name}: cannot reopen the index (answering from the previous generation): {e}");
                 }
                 state.problem = Some(e.to_string());
             }
@@ -184,21 +211,26 @@ impl Live {
         self.searcher.update(|state| {
             state.first_sync_pending = false;
             if let Some(message) = failure
-                && state.searcher.is_none()
+                && state.searchers.is_empty()
             {
                 state.problem = Some(message);
             }
         });
     }
 
-    /// The current searcher; while the watcher's first sync may still create the index, waits
-    /// up to `wait` for it.
+    /// A searcher of the current generation (an idle one when the pool has one); while the
+    /// watcher's first sync may still create the index, waits up to `wait` for it.
     pub fn searcher(&self, wait: Duration) -> Result<SharedSearcher, ToolError> {
         let state = self
             .searcher
-            .wait_while(wait, |s| s.searcher.is_none() && s.first_sync_pending);
-        if let Some(searcher) = &state.searcher {
-            return Ok(Arc::clone(searcher));
+            .wait_while(wait, |s| s.searchers.is_empty() && s.first_sync_pending);
+        if !state.searchers.is_empty() {
+            let idle = state.searchers.iter().find(|s| s.try_lock().is_ok());
+            let chosen = idle.unwrap_or_else(|| {
+                let turn = self.turn.fetch_add(1, Ordering::Relaxed);
+                &state.searchers[turn % state.searchers.len()]
+            });
+            return Ok(Arc::clone(chosen));
         }
         let why = state
             .problem
@@ -222,14 +254,15 @@ impl Live {
         self.vault.update(|state| match opened {
             Ok(vault) => {
                 eprintln!(
-                    "quire mcp: read {} notes in {:.2}s",
+                    "{}: read {} notes in {:.2}s",
+                    self.name,
                     vault.notes.len(),
                     started.elapsed().as_secs_f64()
                 );
                 *state = VaultState::Ready(Arc::new(VaultSnapshot::new(vault)));
             }
             Err(e) => {
-                eprintln!("quire mcp: cannot read the vault: {e}");
+                eprintln!("{}: cannot read the vault: {e}", self.name);
                 if !matches!(state, VaultState::Ready(_)) {
                     *state = VaultState::Failed(e.to_string());
                 }

@@ -26,7 +26,7 @@ fn percent_decoded(text: &str) -> Option<String> {
 }
 
 /// Refuses a request path that could name something outside the vault, however it is spelled.
-pub(crate) fn check_request_path(query: &str) -> Result<(), VaultError> {
+pub fn check_request_path(query: &str) -> Result<(), VaultError> {
     check_confined(query)?;
     // Clients and proxies decode URLs, sometimes twice: refuse what any decoding would turn
     // into an escape, whatever the literal spelling looks like.
@@ -43,7 +43,7 @@ pub(crate) fn check_request_path(query: &str) -> Result<(), VaultError> {
 
 /// The vault-relative path of the note `query` names: an exact path (`.md` optional), the same
 /// ignoring case, or (once the vault has been parsed) a name resolved like a wikilink.
-pub(crate) fn resolve_note_path(live: &Live, query: &str) -> Result<String, ToolError> {
+pub fn resolve_note_path(live: &Live, query: &str) -> Result<String, ToolError> {
     let query = query.trim();
     if query.is_empty() {
         return Err(VaultError::BadRequest("empty note path".into()).into());
@@ -95,7 +95,7 @@ fn indexed_path(live: &Live, literal: &str) -> Option<String> {
 }
 
 /// The note at vault-relative `path` as it is on disk now, parsed with the vault's settings.
-pub(crate) fn read_current(live: &Live, path: &str) -> Result<Note, ToolError> {
+pub fn read_current(live: &Live, path: &str) -> Result<Note, ToolError> {
     let abs_path = live.root.join(path);
     let meta = std::fs::metadata(&abs_path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => ToolError::Vault(VaultError::NoteNotFound(path.into())),

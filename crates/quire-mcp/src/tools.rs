@@ -137,7 +137,8 @@ pub(crate) fn call(
     }
 }
 
-fn search_notes(live: &Live, args: SearchNotesArgs) -> Result<Json, ToolError> {
+/// `search_notes`: notes ranked for a query, each with its best sections (also `quire serve`'s search).
+pub fn search_notes(live: &Live, args: SearchNotesArgs) -> Result<Json, ToolError> {
     let k = count_in(SEARCH_NOTES, "k", args.k, 10, 50)?;
     let query = args.query.trim();
     if query.is_empty() {
@@ -166,7 +167,8 @@ fn search_notes(live: &Live, args: SearchNotesArgs) -> Result<Json, ToolError> {
     Ok(value)
 }
 
-fn get_note(live: &Live, args: GetNoteArgs) -> Result<Json, ToolError> {
+/// `get_note`: a note's current text from disk, whole, a line range or a heading's section.
+pub fn get_note(live: &Live, args: GetNoteArgs) -> Result<Json, ToolError> {
     if args.lines.is_some() && args.heading.is_some() {
         return Err(ToolError::bad_arguments(
             GET_NOTE,
@@ -205,7 +207,8 @@ fn note_refs(vault: &Vault, ids: &[usize]) -> Json {
         .collect()
 }
 
-fn find_related_notes(live: &Live, args: FindRelatedNotesArgs) -> Result<Json, ToolError> {
+/// `find_related_notes`: similar notes (vectors), backlinks, outgoing links, index-note parents.
+pub fn find_related_notes(live: &Live, args: FindRelatedNotesArgs) -> Result<Json, ToolError> {
     let k = count_in(FIND_RELATED_NOTES, "k", args.k, 10, 50)?;
     let path = resolve_note_path(live, &args.path)?;
     let snapshot = live.vault(VAULT_WAIT)?;
@@ -239,7 +242,8 @@ fn find_related_notes(live: &Live, args: FindRelatedNotesArgs) -> Result<Json, T
     Ok(value)
 }
 
-fn get_outline(live: &Live, args: GetOutlineArgs) -> Result<Json, ToolError> {
+/// `get_outline`: the heading tree of the note on disk, with line ranges.
+pub fn get_outline(live: &Live, args: GetOutlineArgs) -> Result<Json, ToolError> {
     let path = resolve_note_path(live, &args.path)?;
     let note = read_current(live, &path)?;
     let outline = serde_json::to_value(Outline::of(&note)).unwrap_or_default();

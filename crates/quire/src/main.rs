@@ -117,6 +117,32 @@ enum Command {
         #[arg(long, hide = true)]
         debounce_ms: Option<u64>,
     },
+    /// Serve the vault over HTTP: a JSON API (/api, documented at /api/openapi.json), a web page
+    /// at /, and MCP at /mcp. Keeps the index in sync while it runs unless --no-watch.
+    Serve {
+        /// The address to listen on. Anything but a loopback address needs a token.
+        #[arg(long, default_value = "127.0.0.1")]
+        host: String,
+        /// The port (0 picks a free one; the URL is printed on stderr).
+        #[arg(long, default_value_t = quire_serve::DEFAULT_PORT)]
+        port: u16,
+        /// A secret every request must carry (`Authorization: Bearer …`, or open /?token=…).
+        /// Required with a non-loopback --host; at least 16 characters.
+        #[arg(long, env = "QUIRE_TOKEN", hide_env_values = true)]
+        token: Option<String>,
+        /// Do not watch the vault: serve the index as it is.
+        #[arg(long)]
+        no_watch: bool,
+        /// The watcher's quiet time after the last change, in milliseconds (default 1500).
+        #[arg(long, hide = true)]
+        debounce_ms: Option<u64>,
+    },
+    /// Keep the index in sync with the vault until Ctrl-C (the watcher of `serve`, alone).
+    Watch {
+        /// The quiet time after the last change, in milliseconds (default 1500).
+        #[arg(long, hide = true)]
+        debounce_ms: Option<u64>,
+    },
     /// Bring the index up to date with the vault (only changed notes are read again).
     Index {
         /// Re-read every note and rebuild the full-text index.
@@ -265,6 +291,9 @@ fn run(cli: Cli, out: &mut String) -> Result<ExitCode> {
     } = &cli.command
     {
         return run_mcp(&cli, http.as_deref(), *no_watch, *debounce_ms);
+    }
+    if let Command::Serve { .. } | Command::Watch { .. } = &cli.command {
+        return run_serve(&cli);
     }
     if let Command::Assist(command) = &cli.command {
         return assist::run(&cli, command, out);
@@ -490,6 +519,7 @@ fn run(cli: Cli, out: &mut String) -> Result<ExitCode> {
         | Command::Similar { .. }
         | Command::Duplicates { .. } => unreachable!("handled by run_index_command"),
         Command::Mcp { .. } => unreachable!("handled by run_mcp"),
+        Command::Serve { .. } | Command::Watch { .. } => unreachable!("handled by run_serve"),
         Command::Assist(_) => unreachable!("handled by assist::run"),
         Command::Scan => {
             let warnings: Vec<_> = vault
@@ -884,6 +914,22 @@ fn eval_vault(cli: &Cli, per_kind: usize, list: bool, out: &mut String) -> Resul
     Ok(())
 }
 
+/// The settings of a vault served by `mcp`, `serve` or `watch`, from the global flags.
+fn served_vault(
+    cli: &Cli,
+    no_watch: bool,
+    debounce_ms: Option<u64>,
+    name: &'static str,
+) -> Result<quire_mcp::ServerConfig> {
+    let mut config = quire_mcp::ServerConfig::new(vault_root(cli)?, index_location(cli)?);
+    config.open = open_options(cli);
+    config.embedder = load_embedder(cli)?;
+    config.watch = !no_watch;
+    config.debounce = debounce_ms.map(std::time::Duration::from_millis);
+    config.name = name;
+    Ok(config)
+}
+
 /// `quire mcp`: the read-only MCP server. stdout carries the protocol, so everything else
 /// (the model note, sync reports) goes to stderr.
 fn run_mcp(
@@ -892,18 +938,41 @@ fn run_mcp(
     no_watch: bool,
     debounce_ms: Option<u64>,
 ) -> Result<ExitCode> {
-    let config = quire_mcp::ServerConfig {
-        vault_root: vault_root(cli)?,
-        open: open_options(cli),
-        index: index_location(cli)?,
-        embedder: load_embedder(cli)?,
-        watch: !no_watch,
-        debounce: debounce_ms.map(std::time::Duration::from_millis),
-    };
+    let config = served_vault(cli, no_watch, debounce_ms, "quire mcp")?;
     match http {
         Some(spec) => quire_mcp::serve_http(config, listen_addr(spec)?)?,
         None => quire_mcp::serve_stdio(config)?,
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `quire serve` and `quire watch`: the settings of the served vault, then the library call.
+fn run_serve(cli: &Cli) -> Result<ExitCode> {
+    let (no_watch, debounce_ms) = match &cli.command {
+        Command::Serve {
+            no_watch,
+            debounce_ms,
+            ..
+        } => (*no_watch, *debounce_ms),
+        Command::Watch { debounce_ms } => (false, *debounce_ms),
+        _ => unreachable!("only serve and watch come here"),
+    };
+    let live = served_vault(cli, no_watch, debounce_ms, "quire serve")?;
+    let Command::Serve {
+        host, port, token, ..
+    } = &cli.command
+    else {
+        quire_serve::watch(live)?;
+        return Ok(ExitCode::SUCCESS);
+    };
+    let chat = quire_llm::ProviderConfig::from_env()?
+        .map(|p| Arc::new(quire_llm::OpenAiCompatible::new(p)) as Arc<dyn quire_llm::ChatModel>);
+    let mut config = quire_serve::ServeConfig::new(live);
+    config.host = host.clone();
+    config.port = *port;
+    config.token = token.clone();
+    config.chat = chat;
+    quire_serve::serve(config)?;
     Ok(ExitCode::SUCCESS)
 }
 

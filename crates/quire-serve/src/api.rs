@@ -1,0 +1,236 @@
+//! The JSON routes: search, notes, outlines, similar notes, status, and the OpenAPI document.
+//! Every handler runs its work on tokio's blocking pool (SQLite, tantivy and file reads block).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Json;
+use axum::extract::rejection::{PathRejection, QueryRejection};
+use axum::extract::{Path, Query, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use quire_index::Filter;
+use quire_mcp::args::{FindRelatedNotesArgs, GetNoteArgs, GetOutlineArgs};
+use quire_mcp::resolve::check_request_path;
+use quire_mcp::tools;
+use quire_search::{Mode, SearchRequest};
+use serde_json::{Value, json};
+
+use crate::AppState;
+use crate::error::ApiError;
+
+/// The OpenAPI document, written by hand next to this file.
+pub(crate) const OPENAPI: &str = include_str!("openapi.json");
+/// How long a search waits for the watcher's first sync when there is no index yet.
+const INDEX_WAIT: Duration = Duration::from_secs(5);
+/// The most notes a search or a similar-notes request returns.
+pub(crate) const MAX_K: u32 = 50;
+/// The longest search query, in characters.
+pub(crate) const MAX_QUERY_CHARS: usize = 1_000;
+/// The longest folder, tag, heading or line-range parameter, in characters.
+const MAX_PARAM_CHARS: usize = 500;
+
+pub(crate) type Params = HashMap<String, String>;
+
+/// Runs blocking work off the async workers.
+pub(crate) async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| ApiError::internal(format!("the request failed inside the server: {e}")))?
+}
+
+/// The query parameters, or a JSON 400 when the query string cannot be decoded.
+pub(crate) fn params(query: Result<Query<Params>, QueryRejection>) -> Result<Params, ApiError> {
+    query
+        .map(|Query(params)| params)
+        .map_err(|e| ApiError::bad_request(format!("bad query string: {}", e.body_text())))
+}
+
+/// An optional text parameter, trimmed, empty as absent, at most `max` characters.
+pub(crate) fn text_param(
+    params: &Params,
+    name: &str,
+    max: usize,
+) -> Result<Option<String>, ApiError> {
+    let Some(value) = params.get(name).map(|v| v.trim()).filter(|v| !v.is_empty()) else {
+        return Ok(None);
+    };
+    if value.chars().count() > max {
+        return Err(ApiError::bad_request(format!(
+            "`{name}` is longer than {max} characters"
+        )));
+    }
+    Ok(Some(value.to_string()))
+}
+
+/// A count parameter in `1..=max`.
+pub(crate) fn count_param(params: &Params, name: &str, default: u32) -> Result<u32, ApiError> {
+    let Some(value) = params.get(name).filter(|v| !v.is_empty()) else {
+        return Ok(default);
+    };
+    match value.parse::<u32>() {
+        Ok(k) if (1..=MAX_K).contains(&k) => Ok(k),
+        _ => Err(ApiError::bad_request(format!(
+            "`{name}` must be a whole number from 1 to {MAX_K}, not `{value}`"
+        ))),
+    }
+}
+
+/// The `mode` parameter: `hybrid`, `bm25` or `vector`.
+pub(crate) fn mode_param(value: Option<&str>) -> Result<Option<Mode>, ApiError> {
+    value
+        .map(|m| m.parse::<Mode>().map_err(ApiError::bad_request))
+        .transpose()
+}
+
+/// A note path from the URL, checked before any lookup.
+fn note_path(path: Result<Path<String>, PathRejection>) -> Result<String, ApiError> {
+    let Path(path) =
+        path.map_err(|e| ApiError::bad_request(format!("bad note path: {}", e.body_text())))?;
+    check_request_path(&path)?;
+    Ok(path)
+}
+
+pub(crate) async fn openapi() -> Response {
+    ([(header::CONTENT_TYPE, "application/json")], OPENAPI).into_response()
+}
+
+pub(crate) async fn not_found() -> ApiError {
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        "not_found",
+        "no such route: see /api/openapi.json",
+    )
+}
+
+pub(crate) async fn search(
+    State(state): State<Arc<AppState>>,
+    query: Result<Query<Params>, QueryRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let params = params(query)?;
+    let q = text_param(&params, "q", MAX_QUERY_CHARS)?
+        .ok_or_else(|| ApiError::bad_request("`q` (the query) is missing or empty"))?;
+    let k = count_param(&params, "k", 10)?;
+    let mode = mode_param(
+        params
+            .get("mode")
+            .map(String::as_str)
+            .filter(|m| !m.is_empty()),
+    )?;
+    let filter = Filter {
+        folder: text_param(&params, "folder", MAX_PARAM_CHARS)?
+            .filter(|f| !f.trim_matches('/').is_empty()),
+        tag: text_param(&params, "tag", MAX_PARAM_CHARS)?,
+    };
+    blocking(move || {
+        let searcher = state.live.searcher(INDEX_WAIT)?;
+        let searcher = searcher.lock().unwrap_or_else(|e| e.into_inner());
+        let mut request = SearchRequest::new(q);
+        request.k = k as usize;
+        request.mode = match mode {
+            Some(mode) => mode,
+            None => searcher.default_mode()?,
+        };
+        request.filter = filter;
+        let results = searcher.search(&request)?;
+        Ok(Json(serde_json::to_value(results).map_err(|e| {
+            ApiError::internal(format!("cannot serialize the results: {e}"))
+        })?))
+    })
+    .await
+}
+
+pub(crate) async fn note(
+    State(state): State<Arc<AppState>>,
+    path: Result<Path<String>, PathRejection>,
+    query: Result<Query<Params>, QueryRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let path = note_path(path)?;
+    let params = params(query)?;
+    let args = GetNoteArgs {
+        path,
+        lines: text_param(&params, "lines", MAX_PARAM_CHARS)?,
+        heading: text_param(&params, "heading", MAX_PARAM_CHARS)?,
+    };
+    blocking(move || Ok(Json(tools::get_note(&state.live, args)?))).await
+}
+
+pub(crate) async fn outline(
+    State(state): State<Arc<AppState>>,
+    path: Result<Path<String>, PathRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let args = GetOutlineArgs {
+        path: note_path(path)?,
+    };
+    blocking(move || Ok(Json(tools::get_outline(&state.live, args)?))).await
+}
+
+pub(crate) async fn similar(
+    State(state): State<Arc<AppState>>,
+    path: Result<Path<String>, PathRejection>,
+    query: Result<Query<Params>, QueryRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let path = note_path(path)?;
+    let params = params(query)?;
+    let args = FindRelatedNotesArgs {
+        path,
+        k: Some(count_param(&params, "k", 10)?),
+    };
+    blocking(move || Ok(Json(tools::find_related_notes(&state.live, args)?))).await
+}
+
+/// The most skipped files listed by `/api/status` (`skipped_total` counts them all).
+const SKIPPED_SHOWN: usize = 200;
+
+pub(crate) async fn status(State(state): State<Arc<AppState>>) -> Result<Json<Value>, ApiError> {
+    blocking(move || {
+        let mut value = json!({
+            "version": env!("CARGO_PKG_VERSION"),
+            "vault": state.vault_name,
+            "vault_root": state.live.root,
+            "index_dir": state.live.index.dir,
+            "watching": state.watching,
+            "started": state.started.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            "llm": state.chat.as_ref().map(|c| c.name()),
+            "embedding_model": state.live.embedder.as_ref().map(|e| e.space().model),
+        });
+        value["last_sync"] = match state.last_sync.lock() {
+            Ok(last) => last
+                .as_ref()
+                .map_or(Value::Null, |e| json!({"kind": e.kind, "data": e.data})),
+            Err(_) => Value::Null,
+        };
+        match state.live.searcher(Duration::ZERO) {
+            Ok(searcher) => {
+                let searcher = searcher.lock().unwrap_or_else(|e| e.into_inner());
+                let store = searcher.store();
+                let skipped = store.skipped().map_err(quire_search::SearchError::from)?;
+                let index =
+                    |e: quire_index::IndexError| ApiError::from(quire_search::SearchError::from(e));
+                value["ready"] = true.into();
+                value["generation"] = store.generation().map_err(index)?.into();
+                value["notes_indexed"] = store.count("notes").map_err(index)?.into();
+                value["chunks"] = store.count("chunks").map_err(index)?.into();
+                value["embeddings"] = store.count("embeddings").map_err(index)?.into();
+                value["embedding_space"] =
+                    serde_json::to_value(searcher.space()?).unwrap_or_default();
+                value["default_mode"] = searcher.default_mode()?.to_string().into();
+                value["skipped_total"] = skipped.len().into();
+                value["skipped"] = skipped
+                    .iter()
+                    .take(SKIPPED_SHOWN)
+                    .map(|(path, reason)| json!({"path": path, "reason": reason}))
+                    .collect();
+            }
+            Err(e) => {
+                value["ready"] = false.into();
+                value["message"] = e.to_string().into();
+            }
+        }
+        Ok(Json(value))
+    })
+    .await
+}

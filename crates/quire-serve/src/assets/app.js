@@ -1,0 +1,476 @@
+// quire's web page: search as you type, a read view with related notes, ask with a streamed
+// answer and source cards, and the index status. Plain JavaScript, no dependencies.
+//
+// Note text is untrusted: it is written with textContent, and the Markdown renderer escapes
+// every character before it adds its own tags (see renderMarkdown).
+"use strict";
+
+(() => {
+  const $ = (id) => document.getElementById(id);
+  const state = {
+    vault: "",
+    results: [],
+    selected: -1,
+    searchSeq: 0,
+    timer: null,
+    asking: null,
+    openPath: null,
+  };
+
+  // The token, if the page was opened as /?token=…, now lives in a cookie; keep it out of the
+  // address bar and the history.
+  if (new URLSearchParams(location.search).has("token")) {
+    history.replaceState(null, "", location.pathname);
+  }
+
+  function el(tag, attrs = {}, ...children) {
+    const node = document.createElement(tag);
+    for (const [key, value] of Object.entries(attrs)) {
+      if (key === "class") node.className = value;
+      else if (key === "text") node.textContent = value;
+      else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+      else node.setAttribute(key, value);
+    }
+    for (const child of children) {
+      if (child != null) node.append(child);
+    }
+    return node;
+  }
+
+  async function api(path, options = {}) {
+    const response = await fetch(path, { credentials: "same-origin", ...options });
+    if (!response.ok) {
+      let message = `${response.status} ${response.statusText}`;
+      try {
+        const body = await response.json();
+        if (body && body.error) message = body.error.message;
+      } catch (_) { /* not JSON */ }
+      throw new Error(message);
+    }
+    return response.json();
+  }
+
+  const encodePath = (path) => path.split("/").map(encodeURIComponent).join("/");
+
+  function obsidianUrl(path) {
+    const file = path.replace(/\.md$/i, "");
+    return `obsidian://open?vault=${encodeURIComponent(state.vault)}&file=${encodeURIComponent(file)}`;
+  }
+
+  // ---- status -------------------------------------------------------------------------------
+
+  function timeAgo(iso) {
+    if (!iso) return "never";
+    const seconds = Math.max(0, (Date.now() - Date.parse(iso)) / 1000);
+    if (seconds < 60) return `${Math.round(seconds)} s ago`;
+    if (seconds < 3600) return `${Math.round(seconds / 60)} min ago`;
+    return new Date(iso).toLocaleString();
+  }
+
+  async function refreshStatus() {
+    let status;
+    try {
+      status = await api("/api/status");
+    } catch (error) {
+      $("status-summary").textContent = `status unavailable: ${error.message}`;
+      return;
+    }
+    state.vault = status.vault || "";
+    $("vault-name").textContent = state.vault;
+    document.title = state.vault ? `quire · ${state.vault}` : "quire";
+    const facts = $("status-facts");
+    facts.replaceChildren();
+    const fact = (name, value) => facts.append(el("dt", { text: name }), el("dd", { text: String(value) }));
+    if (!status.ready) {
+      $("status-summary").textContent = "no index yet";
+      fact("index", status.message || "not ready");
+    } else {
+      $("status-summary").textContent =
+        `${status.notes_indexed} notes · ${status.chunks} chunks · gen ${status.generation}`;
+      fact("notes", status.notes_indexed);
+      fact("chunks", status.chunks);
+      fact("embeddings", status.embeddings);
+      fact("embedding model", status.embedding_space ? status.embedding_space.model : "none (words only)");
+      fact("search mode", status.default_mode);
+      fact("generation", status.generation);
+    }
+    const last = status.last_sync;
+    fact("watching", status.watching ? "yes" : "no");
+    fact("last sync", last ? `${timeAgo(last.data.at)}${last.kind === "sync_failed" ? " (failed: " + last.data.message + ")" : ""}` : "none since start");
+    fact("language model", status.llm || "none (extractive answers)");
+    fact("index directory", status.index_dir);
+    const skipped = $("status-skipped");
+    skipped.replaceChildren();
+    const list = status.skipped || [];
+    if (list.length) {
+      skipped.append(el("h3", { text: `Skipped files (${status.skipped_total})` }));
+      const ul = el("ul", { class: "skipped" });
+      for (const s of list) ul.append(el("li", {}, el("code", { text: s.path }), ` — ${s.reason}`));
+      skipped.append(ul);
+    } else if (status.ready) {
+      skipped.append(el("p", { class: "info", text: "No file was skipped." }));
+    }
+  }
+
+  $("status-pill").addEventListener("click", () => {
+    const panel = $("status");
+    panel.hidden = !panel.hidden;
+    $("status-pill").setAttribute("aria-expanded", String(!panel.hidden));
+  });
+
+  function listen() {
+    const events = new EventSource("/api/events");
+    events.addEventListener("hello", () => $("live-dot").classList.add("on"));
+    events.addEventListener("index", () => {
+      refreshStatus();
+      if ($("q").value.trim()) search(true);
+    });
+    events.addEventListener("sync_failed", refreshStatus);
+    events.onerror = () => $("live-dot").classList.remove("on");
+  }
+
+  // ---- search -------------------------------------------------------------------------------
+
+  // A snippet with its matched words marked; highlights are byte ranges of the UTF-8 text.
+  function snippetNode(snippet, highlights) {
+    const node = el("p", { class: "snippet" });
+    const bytes = new TextEncoder().encode(snippet);
+    const decode = (a, b) => new TextDecoder().decode(bytes.subarray(a, b));
+    let at = 0;
+    for (const [start, end] of [...(highlights || [])].sort((x, y) => x[0] - y[0])) {
+      if (start < at || end > bytes.length) continue;
+      node.append(decode(at, start), el("mark", { text: decode(start, end) }));
+      at = end;
+    }
+    node.append(decode(at, bytes.length));
+    return node;
+  }
+
+  function renderResults(data) {
+    const list = $("results");
+    list.replaceChildren();
+    state.results = data.results;
+    state.selected = -1;
+    $("search-info").textContent = data.results.length
+      ? `${data.results.length} notes · ${data.mode} · generation ${data.generation}`
+      : "No note matched. Try other words, or another mode.";
+    data.results.forEach((note, i) => {
+      const open = el("button", { class: "note-title", type: "button", onclick: () => openNote(note.path) },
+        note.title || note.path);
+      const sections = el("ul", { class: "sections" });
+      for (const s of note.sections) {
+        const where = `${s.heading_path.length ? s.heading_path.join(" › ") : "(top)"}`;
+        sections.append(el("li", {},
+          el("button", {
+            class: "section", type: "button",
+            onclick: () => openNote(note.path, [s.start_line, s.end_line]),
+            "aria-label": `${note.title}: ${where}, lines ${s.start_line} to ${s.end_line}`,
+          },
+          el("span", { class: "heading-path", text: where }),
+          el("span", { class: "lines", text: `L${s.start_line}–${s.end_line}` })),
+          snippetNode(s.snippet, s.highlights)));
+      }
+      list.append(el("li", { class: "result", id: `result-${i}`, "data-path": note.path },
+        el("div", { class: "result-head" }, open,
+          el("a", { class: "obsidian", href: obsidianUrl(note.path), title: "Open in Obsidian", text: "Obsidian ↗" })),
+        el("p", { class: "path", text: note.path }),
+        sections));
+    });
+  }
+
+  async function search(quiet) {
+    const q = $("q").value.trim();
+    const seq = ++state.searchSeq;
+    if (!q) {
+      $("results").replaceChildren();
+      $("search-info").textContent = "";
+      return;
+    }
+    const params = new URLSearchParams({ q, k: "12" });
+    if ($("mode").value) params.set("mode", $("mode").value);
+    if (!quiet) $("search-info").textContent = "Searching…";
+    try {
+      const data = await api(`/api/search?${params}`);
+      if (seq === state.searchSeq) renderResults(data);
+    } catch (error) {
+      if (seq === state.searchSeq) $("search-info").textContent = error.message;
+    }
+  }
+
+  function select(i) {
+    const items = [...$("results").children];
+    if (!items.length) return;
+    state.selected = (i + items.length) % items.length;
+    items.forEach((item, j) => item.classList.toggle("selected", j === state.selected));
+    items[state.selected].scrollIntoView({ block: "nearest" });
+  }
+
+  $("q").addEventListener("input", () => {
+    clearTimeout(state.timer);
+    state.timer = setTimeout(() => search(false), 180);
+  });
+  $("mode").addEventListener("change", () => search(false));
+  $("search-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    if (state.selected >= 0) openNote(state.results[state.selected].path);
+    else search(false);
+  });
+  $("q").addEventListener("keydown", (event) => {
+    if (event.key === "ArrowDown") { event.preventDefault(); select(state.selected + 1); }
+    else if (event.key === "ArrowUp") { event.preventDefault(); select(state.selected - 1); }
+    else if (event.key === "Enter" && state.selected < 0 && state.results.length) {
+      event.preventDefault();
+      clearTimeout(state.timer);
+      openNote(state.results[0].path);
+    }
+  });
+
+  // ---- the read view and related notes ------------------------------------------------------
+
+  async function openNote(path, lines) {
+    const reader = $("reader");
+    state.openPath = path;
+    reader.hidden = false;
+    $("reader-title").textContent = path;
+    $("reader-path").textContent = path;
+    $("reader-obsidian").href = obsidianUrl(path);
+    const text = $("reader-text");
+    text.textContent = "Loading…";
+    let note;
+    try {
+      note = await api(`/api/notes/${encodePath(path)}`);
+    } catch (error) {
+      text.textContent = error.message;
+      return;
+    }
+    if (state.openPath !== path) return;
+    $("reader-title").textContent = note.title;
+    $("reader-path").textContent = `${note.path} · ${note.line_count} lines${note.truncated ? " (cut: long note)" : ""}`;
+    text.replaceChildren();
+    let target = null;
+    note.text.split(/\r\n|\r|\n/).forEach((line, i) => {
+      const number = note.start_line + i;
+      const inRange = lines && number >= lines[0] && number <= lines[1];
+      const row = el("span", { class: inRange ? "line hit" : "line", "data-line": String(number) },
+        el("span", { class: "ln", "aria-hidden": "true", text: String(number) }), line + "\n");
+      if (inRange && !target) target = row;
+      text.append(row);
+    });
+    (target || text).scrollIntoView({ block: target ? "center" : "start" });
+    text.focus({ preventScroll: true });
+    loadRelated(path);
+  }
+
+  async function loadRelated(path) {
+    const list = $("similar-list");
+    const info = $("similar-info");
+    list.replaceChildren();
+    info.textContent = "Loading…";
+    let related;
+    try {
+      related = await api(`/api/similar/${encodePath(path)}?k=8`);
+    } catch (error) {
+      info.textContent = error.message;
+      return;
+    }
+    if (state.openPath !== path) return;
+    const item = (note, label, extra) => el("li", {},
+      el("button", { class: "link", type: "button", onclick: () => openNote(note.path) }, note.title || note.path),
+      el("span", { class: "tag", text: label }), extra ? el("span", { class: "score", text: extra }) : null);
+    for (const note of related.similar || []) list.append(item(note, "similar", note.score.toFixed(2)));
+    for (const note of related.backlinks || []) list.append(item(note, "links here"));
+    for (const note of related.outgoing || []) list.append(item(note, "linked"));
+    info.textContent = related.similar_unavailable
+      ? "Notes similar in meaning need the embedding model; links are shown."
+      : list.children.length ? "" : "No related note.";
+    if (related.similar_unavailable) info.title = related.similar_unavailable;
+  }
+
+  $("reader-close").addEventListener("click", closeNote);
+  function closeNote() {
+    $("reader").hidden = true;
+    state.openPath = null;
+    $("q").focus();
+  }
+
+  // ---- ask ----------------------------------------------------------------------------------
+
+  function escapeHtml(text) {
+    return text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]));
+  }
+
+  // Inline Markdown over text that is ALREADY escaped: only our own tags are added.
+  function inline(escaped) {
+    return escaped
+      .replace(/`([^`]+)`/g, "<code>$1</code>")
+      .replace(/\*\*([^*]+)\*\*/g, "<strong>$1</strong>")
+      .replace(/(^|[^*])\*([^*\s][^*]*)\*/g, "$1<em>$2</em>")
+      .replace(/\[\[([^\]|]+)(?:\|([^\]]+))?\]\]/g, (_, target, alias) => `<span class="wikilink">${alias || target}</span>`)
+      .replace(/\[(S\d+(?:\s*[,;]\s*S\d+)*)\]/g, (_, ids) => ids.split(/\s*[,;]\s*/)
+        .map((id) => `<a class="cite" href="#source-${id}" data-source="${id}">${id}</a>`).join(""))
+      .replace(/\[([^\]]+)\]\((https?:\/\/[^\s)]+)\)/g, '<a href="$2" rel="noopener noreferrer" target="_blank">$1</a>');
+  }
+
+  // A small Markdown renderer: headings, lists, quotes, code fences, paragraphs. It escapes the
+  // whole text first, so note text and model output can never become markup of their own.
+  function renderMarkdown(markdown) {
+    const lines = escapeHtml(markdown).split(/\r\n|\r|\n/);
+    const out = [];
+    let paragraph = [];
+    let list = null;
+    let code = null;
+    const flush = () => {
+      if (paragraph.length) out.push(`<p>${inline(paragraph.join(" "))}</p>`);
+      paragraph = [];
+      if (list) out.push(`<${list.tag}>${list.items.map((i) => `<li>${inline(i)}</li>`).join("")}</${list.tag}>`);
+      list = null;
+    };
+    for (const line of lines) {
+      if (code !== null) {
+        if (/^```/.test(line)) { out.push(`<pre><code>${code.join("\n")}</code></pre>`); code = null; }
+        else code.push(line);
+        continue;
+      }
+      let m;
+      if (/^```/.test(line)) { flush(); code = []; }
+      else if ((m = line.match(/^(#{1,6})\s+(.*)$/))) { flush(); const level = Math.min(6, m[1].length + 2); out.push(`<h${level}>${inline(m[2])}</h${level}>`); }
+      else if ((m = line.match(/^\s*[-*+]\s+(.*)$/))) { if (paragraph.length || (list && list.tag !== "ul")) flush(); list = list || { tag: "ul", items: [] }; list.items.push(m[1]); }
+      else if ((m = line.match(/^\s*\d+[.)]\s+(.*)$/))) { if (paragraph.length || (list && list.tag !== "ol")) flush(); list = list || { tag: "ol", items: [] }; list.items.push(m[1]); }
+      else if ((m = line.match(/^&gt;\s?(.*)$/))) { flush(); out.push(`<blockquote>${inline(m[1])}</blockquote>`); }
+      else if (!line.trim()) flush();
+      else { if (list) flush(); paragraph.push(line.trim()); }
+    }
+    if (code !== null) out.push(`<pre><code>${code.join("\n")}</code></pre>`);
+    flush();
+    return out.join("\n");
+  }
+
+  function renderSources(sources) {
+    const list = $("sources");
+    list.replaceChildren();
+    for (const card of sources) {
+      const where = card.heading_path.length ? card.heading_path.join(" › ") : "(top)";
+      list.append(el("li", { class: card.cited ? "source cited" : "source", id: `source-${card.id}` },
+        el("button", {
+          class: "source-card", type: "button",
+          onclick: () => openNote(card.path, [card.start_line, card.end_line]),
+        },
+        el("span", { class: "source-id", text: card.id }),
+        el("span", { class: "source-title", text: card.title || card.path }),
+        el("span", { class: "heading-path", text: where }),
+        el("span", { class: "lines", text: `${card.path}:${card.start_line}-${card.end_line}` }),
+        card.cited ? el("span", { class: "tag", text: "cited" }) : null)));
+    }
+  }
+
+  // POST, then read the server-sent events from the response body as they arrive.
+  async function streamEvents(path, body, onEvent, signal) {
+    const response = await fetch(path, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+      credentials: "same-origin",
+      signal,
+    });
+    if (!response.ok) {
+      let message = `${response.status} ${response.statusText}`;
+      try { message = (await response.json()).error.message; } catch (_) { /* not JSON */ }
+      throw new Error(message);
+    }
+    const reader = response.body.getReader();
+    const decoder = new TextDecoder();
+    let buffer = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffer += decoder.decode(value, { stream: true });
+      let cut;
+      while ((cut = buffer.search(/\r?\n\r?\n/)) >= 0) {
+        const block = buffer.slice(0, cut);
+        buffer = buffer.slice(cut).replace(/^\r?\n\r?\n/, "");
+        let name = "message";
+        const data = [];
+        for (const line of block.split(/\r?\n/)) {
+          if (line.startsWith("event:")) name = line.slice(6).trim();
+          else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+        }
+        if (data.length) onEvent(name, JSON.parse(data.join("\n")));
+      }
+    }
+  }
+
+  async function ask(question) {
+    if (state.asking) state.asking.abort();
+    const controller = new AbortController();
+    state.asking = controller;
+    const answer = $("answer");
+    answer.className = "answer streaming";
+    answer.textContent = "";
+    $("answer-meta").textContent = "Retrieving passages…";
+    $("sources").replaceChildren();
+    $("ask-button").disabled = true;
+    let text = "";
+    try {
+      await streamEvents("/api/ask", { question }, (name, data) => {
+        if (name === "token") {
+          if (!text) $("answer-meta").textContent = "Writing…";
+          text += data.text;
+          answer.textContent = text;
+        } else if (name === "done") {
+          answer.className = "answer done";
+          answer.innerHTML = renderMarkdown(data.answer);
+          renderSources(data.sources);
+          const kind = { generated: `written by ${data.model || "the model"}`, extractive: "extractive: quoted from your notes", nothing_found: "nothing found" }[data.kind] || data.kind;
+          $("answer-meta").textContent = [kind, ...data.warnings].join(" · ");
+        } else if (name === "error") {
+          throw new Error(data.error.message);
+        }
+      }, controller.signal);
+    } catch (error) {
+      if (error.name !== "AbortError") {
+        answer.className = "answer failed";
+        $("answer-meta").textContent = error.message;
+      }
+    } finally {
+      if (state.asking === controller) state.asking = null;
+      $("ask-button").disabled = false;
+    }
+  }
+
+  $("ask-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const question = $("question").value.trim();
+    if (question) ask(question);
+  });
+  $("question").addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+      event.preventDefault();
+      $("ask-form").requestSubmit();
+    }
+  });
+  $("answer").addEventListener("click", (event) => {
+    const cite = event.target.closest("a.cite");
+    if (!cite) return;
+    event.preventDefault();
+    const card = document.querySelector(`#source-${cite.dataset.source} button`);
+    if (card) { card.focus(); card.click(); }
+  });
+
+  // ---- keyboard -----------------------------------------------------------------------------
+
+  document.addEventListener("keydown", (event) => {
+    const typing = /^(INPUT|TEXTAREA|SELECT)$/.test(document.activeElement.tagName);
+    if (event.key === "/" && !typing) {
+      event.preventDefault();
+      $("q").focus();
+      $("q").select();
+    } else if (event.key === "Escape") {
+      if (!$("reader").hidden) closeNote();
+      else if (typing) document.activeElement.blur();
+    }
+  });
+
+  refreshStatus();
+  listen();
+  setInterval(refreshStatus, 60000);
+})();

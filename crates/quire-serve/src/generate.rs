@@ -1,0 +1,287 @@
+//! `POST /api/ask` and `POST /api/draft`: answers written from the notes, streamed as
+//! server-sent events.
+//!
+//! A request is answered in two phases. First, before the response starts, the context is
+//! retrieved and every passage re-read from its file and verified (`quire_assist::context`):
+//! a problem there (no index, an unknown note) is an ordinary JSON error with its status. Then
+//! the stream: `token` events (`{"text"}`, the answer as shown, citations already checked), and
+//! one `done` event with the whole result (`quire ask --json`'s object: `answer`, `citations`,
+//! `invalid_citations`, `sources` (the source cards), `warnings`, `retrieval`), or one `error`
+//! event (`{"error": {"code", "message"}}`). A client that goes away cancels the model call.
+//!
+//! Without a configured model the answer is extractive (ask) or the gathered material (draft),
+//! as on the command line. Drafts are never written into the note here.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Json;
+use axum::extract::State;
+use axum::extract::rejection::JsonRejection;
+use axum::http::StatusCode;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use futures_util::Stream;
+use quire_assist::ask::Conversation;
+use quire_assist::context::{self, ContextLimits, RetrievalRequest};
+use quire_assist::dates::date_range_in;
+use quire_assist::draft::{DraftTarget, write_draft};
+use quire_assist::reflect::daily_paths_in;
+use quire_assist::{AssistError, FrozenContext};
+use quire_llm::CancelToken;
+use quire_mcp::resolve::resolve_note_path;
+use quire_search::Mode;
+use serde::Deserialize;
+use serde::Serialize;
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use crate::AppState;
+use crate::api::{blocking, mode_param};
+use crate::error::ApiError;
+
+/// The longest question, in characters.
+pub(crate) const MAX_QUESTION_CHARS: usize = 4_000;
+/// How long retrieval waits for the watcher's first sync when there is no index yet.
+const INDEX_WAIT: Duration = Duration::from_secs(5);
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct AskBody {
+    question: String,
+    /// `hybrid`, `bm25` or `vector`.
+    mode: Option<String>,
+    /// Notes in the final context (1 to 12; default 6).
+    notes: Option<u32>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct DraftBody {
+    /// The note (vault-relative path or name).
+    note: String,
+    /// The section: `## Section` or `Section`.
+    heading: String,
+    mode: Option<String>,
+}
+
+/// What the generating thread sends to the response stream.
+enum Streamed {
+    Text(String),
+    Done(Value),
+    Failed(ApiError),
+}
+
+fn body<T>(body: Result<Json<T>, JsonRejection>) -> Result<T, ApiError> {
+    body.map(|Json(b)| b).map_err(|rejection| {
+        let status = rejection.status();
+        let code = match status {
+            StatusCode::PAYLOAD_TOO_LARGE => "payload_too_large",
+            StatusCode::UNSUPPORTED_MEDIA_TYPE => "unsupported_media_type",
+            _ => "bad_request",
+        };
+        let status = if code == "bad_request" {
+            StatusCode::BAD_REQUEST
+        } else {
+            status
+        };
+        ApiError::new(status, code, rejection.body_text())
+    })
+}
+
+fn busy() -> ApiError {
+    ApiError::new(
+        StatusCode::TOO_MANY_REQUESTS,
+        "busy",
+        "answers are being written for other requests: try again when one has finished",
+    )
+}
+
+fn limited(text: &str, name: &str, max: usize) -> Result<String, ApiError> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Err(ApiError::bad_request(format!("`{name}` is empty")));
+    }
+    if text.chars().count() > max {
+        return Err(ApiError::bad_request(format!(
+            "`{name}` is longer than {max} characters"
+        )));
+    }
+    Ok(text.to_string())
+}
+
+/// The retrieval mode: the one asked for, else the index's default.
+fn mode_for(searcher: &quire_search::Searcher, asked: Option<Mode>) -> Result<Mode, ApiError> {
+    Ok(match asked {
+        Some(mode) => mode,
+        None => searcher.default_mode()?,
+    })
+}
+
+/// Retrieves and freezes the context of a question (a date phrase limits it to those days'
+/// daily notes, as `quire ask` does).
+fn ask_context(
+    state: &AppState,
+    question: &str,
+    mode: Option<Mode>,
+    mut limits: ContextLimits,
+) -> Result<FrozenContext, ApiError> {
+    let searcher = state.live.searcher(INDEX_WAIT)?;
+    let searcher = searcher.lock().unwrap_or_else(|e| e.into_inner());
+    let mut request = RetrievalRequest::new(question, limits);
+    request.mode = mode_for(&searcher, mode)?;
+    let today = chrono::Local::now().date_naive();
+    if let Some(range) = date_range_in(question, today) {
+        let notes = searcher
+            .store()
+            .notes()
+            .map_err(quire_search::SearchError::from)?;
+        let days = daily_paths_in(&state.reader, notes.iter().map(|n| n.path.as_str()), range);
+        // A date phrase asks about every day of its range: room for one note per day.
+        limits.notes = limits.notes.max(days.len().min(limits.candidate_notes));
+        request.limits = limits;
+        request.only = Some(days);
+        request.date_range = Some(range);
+    }
+    let retrieval = context::retrieve(&searcher, &request)?;
+    drop(searcher);
+    Ok(context::materialize(&state.reader, retrieval, &limits))
+}
+
+pub(crate) async fn ask(
+    State(state): State<Arc<AppState>>,
+    request: Result<Json<AskBody>, JsonRejection>,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+    let request = body(request)?;
+    let question = limited(&request.question, "question", MAX_QUESTION_CHARS)?;
+    let mode = mode_param(request.mode.as_deref())?;
+    let mut limits = ContextLimits::default();
+    if let Some(notes) = request.notes {
+        if !(1..=12).contains(&notes) {
+            return Err(ApiError::bad_request(format!(
+                "`notes` must be from 1 to 12, not {notes}"
+            )));
+        }
+        limits.notes = notes as usize;
+    }
+    let permit = Arc::clone(&state.generating)
+        .try_acquire_owned()
+        .map_err(|_| busy())?;
+    let frozen = {
+        let state = Arc::clone(&state);
+        let question = question.clone();
+        blocking(move || ask_context(&state, &question, mode, limits)).await?
+    };
+    let (sender, receiver) = mpsc::channel(256);
+    tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        let cancel = CancelToken::new();
+        let mut conversation = Conversation::new();
+        let answered = conversation.ask(
+            state.chat.as_deref(),
+            frozen,
+            &question,
+            &cancel,
+            &mut text_sink(&sender, &cancel),
+        );
+        finish(&sender, answered);
+    });
+    Ok(stream(receiver))
+}
+
+pub(crate) async fn draft(
+    State(state): State<Arc<AppState>>,
+    request: Result<Json<DraftBody>, JsonRejection>,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+    let request = body(request)?;
+    let note = limited(&request.note, "note", 1_000)?;
+    let heading = limited(&request.heading, "heading", 500)?;
+    let mode = mode_param(request.mode.as_deref())?;
+    let permit = Arc::clone(&state.generating)
+        .try_acquire_owned()
+        .map_err(|_| busy())?;
+    let (target, frozen) = {
+        let state = Arc::clone(&state);
+        blocking(move || {
+            let path = resolve_note_path(&state.live, &note)?;
+            let target = DraftTarget::read(&state.reader, &path, &heading)?;
+            let limits = ContextLimits::default();
+            let searcher = state.live.searcher(INDEX_WAIT)?;
+            let searcher = searcher.lock().unwrap_or_else(|e| e.into_inner());
+            let mut request = RetrievalRequest::new(target.query(), limits);
+            request.mode = mode_for(&searcher, mode)?;
+            request.exclude = vec![path];
+            let retrieval = context::retrieve(&searcher, &request)?;
+            drop(searcher);
+            Ok((
+                target,
+                context::materialize(&state.reader, retrieval, &limits),
+            ))
+        })
+        .await?
+    };
+    let (sender, receiver) = mpsc::channel(256);
+    tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        let cancel = CancelToken::new();
+        let written = write_draft(
+            state.chat.as_deref(),
+            &target,
+            frozen,
+            &cancel,
+            &mut text_sink(&sender, &cancel),
+        );
+        finish(&sender, written);
+    });
+    Ok(stream(receiver))
+}
+
+/// Passes streamed text on; when the client has gone, cancels the model call instead.
+fn text_sink<'a>(
+    sender: &'a mpsc::Sender<Streamed>,
+    cancel: &'a CancelToken,
+) -> impl FnMut(&str) + 'a {
+    move |text: &str| {
+        if !text.is_empty()
+            && sender
+                .blocking_send(Streamed::Text(text.to_string()))
+                .is_err()
+        {
+            cancel.cancel();
+        }
+    }
+}
+
+/// Sends the final event: the result, or the error.
+fn finish<T: Serialize>(sender: &mpsc::Sender<Streamed>, result: Result<T, AssistError>) {
+    let last = match result {
+        Ok(value) => match serde_json::to_value(&value) {
+            Ok(value) => Streamed::Done(value),
+            Err(e) => Streamed::Failed(ApiError::internal(format!(
+                "cannot serialize the answer: {e}"
+            ))),
+        },
+        // The client is gone; nobody reads this.
+        Err(e) if e.is_cancelled() => return,
+        Err(e) => Streamed::Failed(e.into()),
+    };
+    let _ = sender.blocking_send(last);
+}
+
+fn stream(
+    receiver: mpsc::Receiver<Streamed>,
+) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+    let events = futures_util::stream::unfold(receiver, |mut receiver| async move {
+        let event = match receiver.recv().await? {
+            Streamed::Text(text) => Event::default()
+                .event("token")
+                .data(json!({ "text": text }).to_string()),
+            Streamed::Done(value) => Event::default().event("done").data(value.to_string()),
+            Streamed::Failed(error) => Event::default()
+                .event("error")
+                .data(error.body().to_string()),
+        };
+        Some((Ok(event), receiver))
+    });
+    Sse::new(events).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+}

@@ -1,0 +1,308 @@
+//! The checks every request passes before a handler sees it, in this order:
+//!
+//! 1. **Host.** While the server listens on loopback only, the `Host` header must name a loopback
+//!    host (`127.0.0.1`, `localhost`, `[::1]`): a page on another site that rebinds its DNS name to
+//!    127.0.0.1 gets 403 `forbidden_host`.
+//! 2. **Origin.** A request that carries `Origin` (browsers add it to cross-origin requests, and
+//!    to every POST) must come from the page itself (`http://<Host>`) or from the Obsidian app
+//!    (`app://obsidian.md`); anything else gets 403 `forbidden_origin`. Allowed origins get CORS
+//!    headers; a preflight (`OPTIONS`) from them is answered here, without a token, as browsers
+//!    send none.
+//! 3. **Token.** When a token is configured (always, when the server listens beyond loopback),
+//!    every request must present it: `Authorization: Bearer <token>`, the `quire_token` cookie
+//!    the page receives when opened as `/?token=<token>`, or a `token` query parameter (for
+//!    `EventSource`, which cannot set headers). Otherwise 401 `unauthorized`. Tokens are compared
+//!    in constant time.
+//!
+//! Every response also carries headers that keep the page and the API from being framed,
+//! sniffed or leaking the URL: `Content-Security-Policy`, `X-Content-Type-Options`,
+//! `Referrer-Policy`, `X-Frame-Options`.
+
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::http::header::{self, HeaderMap, HeaderValue};
+use axum::http::{Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use crate::AppState;
+use crate::error::ApiError;
+
+/// The Obsidian desktop app's origin: the plugin calls the API from there.
+pub(crate) const OBSIDIAN_ORIGIN: &str = "app://obsidian.md";
+/// The cookie that carries the token for the page's own requests.
+pub(crate) const TOKEN_COOKIE: &str = "quire_token";
+
+/// The page loads its script and style from the server itself and nothing from anywhere else.
+const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
+     img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; \
+     frame-ancestors 'none'";
+
+/// Whether `host` (a `Host` header value, with or without a port) names this machine's loopback.
+pub(crate) fn is_loopback_host(host: &str) -> bool {
+    let name = if let Some(rest) = host.strip_prefix('[') {
+        // [::1]:7878
+        rest.split(']').next().unwrap_or_default()
+    } else {
+        host.rsplit_once(':').map_or(host, |(name, _)| name)
+    };
+    let name = name.to_ascii_lowercase();
+    name == "localhost"
+        || name
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+/// Equal strings, compared without an early exit (a timing side channel would reveal the
+/// token's prefix).
+fn same_secret(given: &str, expected: &str) -> bool {
+    let (a, b) = (given.as_bytes(), expected.as_bytes());
+    let mut differ = a.len() ^ b.len();
+    for (i, byte) in b.iter().enumerate() {
+        differ |= usize::from(a.get(i).copied().unwrap_or(0) ^ byte);
+    }
+    differ == 0
+}
+
+/// The token a request presents, from the header, the cookie or the query string.
+fn presented_tokens(headers: &HeaderMap, query: Option<&str>) -> Vec<String> {
+    let mut tokens = Vec::new();
+    if let Some(bearer) = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+    {
+        tokens.push(bearer.trim().to_string());
+    }
+    for cookies in headers.get_all(header::COOKIE) {
+        let Ok(cookies) = cookies.to_str() else {
+            continue;
+        };
+        for pair in cookies.split(';') {
+            if let Some((name, value)) = pair.trim().split_once('=')
+                && name == TOKEN_COOKIE
+            {
+                tokens.push(value.to_string());
+            }
+        }
+    }
+    if let Some(query) = query {
+        for pair in query.split('&') {
+            if let Some(value) = pair.strip_prefix("token=") {
+                tokens.push(percent_decoded(value));
+            }
+        }
+    }
+    tokens
+}
+
+/// `%XX` escapes and `+` decoded (a query-string value); invalid escapes are kept as written.
+fn percent_decoded(value: &str) -> String {
+    let bytes = value.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < bytes.len() => {
+                let hex = |b: u8| (b as char).to_digit(16);
+                match (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                    (Some(high), Some(low)) => {
+                        out.push((high * 16 + low) as u8);
+                        i += 2;
+                    }
+                    _ => out.push(b'%'),
+                }
+            }
+            other => out.push(other),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Whether `origin` may call the API: the Obsidian app, or the page served under `host`.
+fn allowed_origin(origin: &str, host: Option<&str>) -> bool {
+    origin == OBSIDIAN_ORIGIN
+        || host.is_some_and(|host| {
+            origin
+                .strip_prefix("http://")
+                .is_some_and(|rest| rest.eq_ignore_ascii_case(host))
+        })
+}
+
+fn cors_headers(headers: &mut HeaderMap, origin: &HeaderValue) {
+    headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin.clone());
+    headers.insert(header::VARY, HeaderValue::from_static("Origin"));
+    headers.insert(
+        header::ACCESS_CONTROL_ALLOW_METHODS,
+        HeaderValue::from_static("GET, POST, OPTIONS"),
+    );
+    headers.insert(
+        header::ACCESS_CONTROL_ALLOW_HEADERS,
+        HeaderValue::from_static("authorization, content-type"),
+    );
+    headers.insert(
+        header::ACCESS_CONTROL_MAX_AGE,
+        HeaderValue::from_static("600"),
+    );
+}
+
+fn security_headers(headers: &mut HeaderMap) {
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CONTENT_SECURITY_POLICY),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+}
+
+/// The middleware: host, origin, token, then the handler; CORS and security headers on the way
+/// out.
+pub(crate) async fn guard(
+    State(app): State<Arc<AppState>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let headers = request.headers();
+    let host = headers
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    if app.loopback_only && !host.as_deref().is_some_and(is_loopback_host) {
+        return finish(
+            ApiError::new(
+                StatusCode::FORBIDDEN,
+                "forbidden_host",
+                "this server answers only requests addressed to a loopback host (127.0.0.1, localhost, [::1])",
+            )
+            .into_response(),
+            None,
+        );
+    }
+    let origin = headers.get(header::ORIGIN).cloned();
+    if let Some(origin) = &origin {
+        let allowed = origin
+            .to_str()
+            .is_ok_and(|o| allowed_origin(o, host.as_deref()));
+        if !allowed {
+            return finish(
+                ApiError::new(
+                    StatusCode::FORBIDDEN,
+                    "forbidden_origin",
+                    "requests from this origin are refused: only the page itself and the Obsidian app (app://obsidian.md) may call this server",
+                )
+                .into_response(),
+                None,
+            );
+        }
+        if request.method() == Method::OPTIONS {
+            return finish(StatusCode::NO_CONTENT.into_response(), Some(origin));
+        }
+    }
+    if let Some(expected) = &app.token {
+        let presented = presented_tokens(headers, request.uri().query());
+        if !presented.iter().any(|t| same_secret(t, expected)) {
+            let message = if presented.is_empty() {
+                "a token is required: send `Authorization: Bearer <token>`, or open the page as /?token=<token>"
+            } else {
+                "the token is wrong"
+            };
+            return finish(
+                ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", message).into_response(),
+                origin.as_ref(),
+            );
+        }
+    }
+    let response = next.run(request).await;
+    finish(response, origin.as_ref())
+}
+
+fn finish(mut response: Response, origin: Option<&HeaderValue>) -> Response {
+    let headers = response.headers_mut();
+    if let Some(origin) = origin {
+        cors_headers(headers, origin);
+    }
+    security_headers(headers);
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_hosts_are_recognised_with_or_without_a_port() {
+        for host in [
+            "127.0.0.1",
+            "127.0.0.1:7878",
+            "localhost:1",
+            "LOCALHOST",
+            "[::1]:80",
+            "127.1.2.3:9",
+        ] {
+            assert!(is_loopback_host(host), "{host}");
+        }
+        for host in [
+            "example.com",
+            "evil.localhost.example:80",
+            "10.0.0.1:7878",
+            "[::2]:1",
+            "",
+        ] {
+            assert!(!is_loopback_host(host), "{host}");
+        }
+    }
+
+    #[test]
+    fn secrets_compare_equal_only_when_equal() {
+        assert!(same_secret("abcdefgh", "abcdefgh"));
+        assert!(!same_secret("abcdefg", "abcdefgh"));
+        assert!(!same_secret("abcdefghi", "abcdefgh"));
+        assert!(!same_secret("", "abcdefgh"));
+        assert!(!same_secret("abcdefgX", "abcdefgh"));
+    }
+
+    #[test]
+    fn tokens_come_from_the_header_the_cookie_or_the_query() {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            header::AUTHORIZATION,
+            HeaderValue::from_static("Bearer one"),
+        );
+        headers.insert(
+            header::COOKIE,
+            HeaderValue::from_static("a=b; quire_token=two"),
+        );
+        let tokens = presented_tokens(&headers, Some("q=x&token=th%72ee"));
+        assert_eq!(tokens, ["one", "two", "three"]);
+        assert_eq!(percent_decoded("a%2"), "a%2");
+        assert_eq!(percent_decoded("%zz"), "%zz");
+    }
+
+    #[test]
+    fn only_the_page_and_obsidian_are_allowed_origins() {
+        assert!(allowed_origin("app://obsidian.md", None));
+        assert!(allowed_origin(
+            "http://127.0.0.1:7878",
+            Some("127.0.0.1:7878")
+        ));
+        assert!(!allowed_origin(
+            "http://127.0.0.1:7879",
+            Some("127.0.0.1:7878")
+        ));
+        assert!(!allowed_origin(
+            "https://evil.example",
+            Some("127.0.0.1:7878")
+        ));
+        assert!(!allowed_origin("null", Some("127.0.0.1:7878")));
+    }
+}

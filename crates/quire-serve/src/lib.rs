@@ -1,0 +1,336 @@
+//! `quire serve`: one vault over HTTP for people (a web page) and programs (a JSON API, and the
+//! Obsidian plugin), kept in sync with the Markdown files while it runs.
+//!
+//! | route | answers |
+//! |---|---|
+//! | `GET /` | the web page (HTML, CSS and JS embedded in the binary, no build step) |
+//! | `GET /api/search?q=&k=&mode=&folder=&tag=` | notes, best first, with their best sections |
+//! | `GET /api/notes/{path}?lines=A-B` or `?heading=H1/H2` | a note's current text from disk |
+//! | `GET /api/outline/{path}` | a note's heading tree with line ranges |
+//! | `GET /api/similar/{path}?k=` | similar notes (vectors), backlinks, outgoing links |
+//! | `GET /api/status` | the coverage report: notes, chunks, skipped files with reasons, last sync |
+//! | `POST /api/ask`, `POST /api/draft` | server-sent events: `token`s, then `done` with citations and source cards |
+//! | `GET /api/events` | server-sent events: `index` after each sync (generation, changed paths) |
+//! | `GET /api/openapi.json` | the OpenAPI 3.1 description of all of the above |
+//! | `/mcp` | the read-only MCP server (streamable HTTP), over the same state |
+//!
+//! It is a thin layer: requests, auth, serialization and streaming live here; searching is
+//! `quire-search`'s, reading and confining note paths `quire-mcp`'s (the same functions answer
+//! MCP's `get_note`, `get_outline` and `find_related_notes`), answering `quire-assist`'s, and the
+//! watcher `quire-watch`'s.
+//!
+//! What holds for every request:
+//! - **Read-only.** Nothing here writes to the vault (`draft` streams a draft; it never inserts).
+//!   The only writer is the watcher's sync, which writes the index directory.
+//! - **Guarded** (see `guard`): loopback by default, where only loopback `Host` headers pass; a
+//!   token is required beyond loopback and checked on every request; CORS admits only the page
+//!   and `app://obsidian.md`.
+//! - **Confined.** A note path is vault-relative: `..`, absolute paths, percent-encoded escapes
+//!   and symlinks that lead out of the vault are refused with 400 `path_outside_vault`.
+//! - **Bounded.** Request bodies ≤ 64 KiB, `k` ≤ 50, queries ≤ 1,000 and questions ≤ 4,000
+//!   characters, two answers generated at a time (429 `busy` beyond), note text ≤ 40 KB.
+//! - **Never blocked by a sync.** Each index generation has its own searchers, pinned to it; a
+//!   search that runs while the watcher syncs reads the previous generation, whole.
+//! - **Errors** are `{"error": {"code", "message"}}` with a stable `code`.
+//!
+//! ```no_run
+//! use quire_index::IndexLocation;
+//! use quire_serve::{ServeConfig, serve};
+//!
+//! let vault = std::path::PathBuf::from("/path/to/vault");
+//! let index = IndexLocation::default_for(&vault.canonicalize().unwrap());
+//! let mut config = ServeConfig::new(quire_mcp::ServerConfig::new(vault, index));
+//! config.port = 0; // a free port; the URL is printed on stderr
+//! serve(config).unwrap();
+//! ```
+
+mod api;
+mod error;
+mod events;
+mod generate;
+mod guard;
+mod page;
+
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, post};
+use quire_assist::context::SourceReader;
+use quire_index::lock::{WATCHER_LOCK, WriterLock};
+use quire_index::{IndexError, IndexLocation};
+use quire_llm::ChatModel;
+use quire_mcp::Live;
+use quire_watch::WatchEvent;
+use tokio::sync::{Semaphore, broadcast};
+
+pub use error::{ApiError, ServeError};
+
+/// The default port.
+pub const DEFAULT_PORT: u16 = 7878;
+/// The shortest token accepted.
+pub const MIN_TOKEN_LEN: usize = 16;
+/// The largest request body.
+pub const MAX_BODY_BYTES: usize = 64 * 1024;
+/// Answers (ask, draft) generated at once.
+const MAX_GENERATIONS: usize = 2;
+/// Searchers per index generation: searches that run at once.
+const SEARCHERS: usize = 2;
+
+/// What to serve and how.
+pub struct ServeConfig {
+    /// The vault, index, embedder and watch settings (shared with `quire mcp`).
+    pub live: quire_mcp::ServerConfig,
+    /// The address to bind: an IP or a host name (default `127.0.0.1`).
+    pub host: String,
+    /// The port (default 7878; 0 picks a free one).
+    pub port: u16,
+    /// Required on every request when set; must be set to bind beyond loopback.
+    pub token: Option<String>,
+    /// The chat model for `ask` and `draft`; `None` answers offline (extractive answers,
+    /// gathered material).
+    pub chat: Option<Arc<dyn ChatModel>>,
+}
+
+impl ServeConfig {
+    /// Loopback, port 7878, no token, offline answers.
+    pub fn new(live: quire_mcp::ServerConfig) -> Self {
+        ServeConfig {
+            live,
+            host: "127.0.0.1".into(),
+            port: DEFAULT_PORT,
+            token: None,
+            chat: None,
+        }
+    }
+}
+
+/// What the handlers share.
+pub(crate) struct AppState {
+    pub live: Arc<Live>,
+    pub reader: SourceReader,
+    pub chat: Option<Arc<dyn ChatModel>>,
+    pub token: Option<String>,
+    /// Only loopback `Host` headers pass (the server listens on loopback).
+    pub loopback_only: bool,
+    pub watching: bool,
+    pub events: broadcast::Sender<events::IndexEvent>,
+    /// The last sync attempt, for `/api/status`.
+    pub last_sync: Mutex<Option<events::IndexEvent>>,
+    pub generating: Arc<Semaphore>,
+    /// The vault folder's name: Obsidian's vault name for `obsidian://` links.
+    pub vault_name: String,
+    pub started: chrono::DateTime<chrono::Utc>,
+}
+
+/// The address `host:port` names (the first, when a name resolves to several).
+fn bind_address(host: &str, port: u16) -> Result<SocketAddr, ServeError> {
+    let bad = |reason: String| ServeError::BadHost {
+        host: host.to_string(),
+        reason,
+    };
+    let host_only = host.trim_start_matches('[').trim_end_matches(']');
+    if let Ok(ip) = host_only.parse::<std::net::IpAddr>() {
+        return Ok(SocketAddr::new(ip, port));
+    }
+    (host, port)
+        .to_socket_addrs()
+        .map_err(|e| bad(e.to_string()))?
+        .next()
+        .ok_or_else(|| bad("it names no address".into()))
+}
+
+/// Takes the watcher's lock of the index: one `quire serve`/`quire watch` per index.
+fn lock_watcher(index: &IndexLocation) -> Result<WriterLock, ServeError> {
+    std::fs::create_dir_all(&index.dir).map_err(|source| IndexError::Io {
+        path: index.dir.clone(),
+        source,
+    })?;
+    WriterLock::acquire_named(&index.dir, WATCHER_LOCK).map_err(|e| match e {
+        IndexError::Locked { pid, path } => ServeError::AlreadyWatched { pid, path },
+        other => other.into(),
+    })
+}
+
+fn runtime(name: &str) -> Result<tokio::runtime::Runtime, ServeError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name(name)
+        .build()
+        .map_err(ServeError::Runtime)
+}
+
+/// The routes, the guard and the body limit over `state`.
+fn router(state: Arc<AppState>, mcp: Option<(quire_mcp::QuireServer, SocketAddr)>) -> Router {
+    let mut router = Router::new()
+        .route("/", get(page::index))
+        .route("/assets/{name}", get(page::asset))
+        .route("/api/openapi.json", get(api::openapi))
+        .route("/api/status", get(api::status))
+        .route("/api/search", get(api::search))
+        .route("/api/notes/{*path}", get(api::note))
+        .route("/api/outline/{*path}", get(api::outline))
+        .route("/api/similar/{*path}", get(api::similar))
+        .route("/api/ask", post(generate::ask))
+        .route("/api/draft", post(generate::draft))
+        .route("/api/events", get(events::stream));
+    if let Some((server, local)) = mcp {
+        router = router.route_service(quire_mcp::ENDPOINT, quire_mcp::http_service(server, local));
+    }
+    router
+        .fallback(api::not_found)
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::clone(&state),
+            guard::guard,
+        ))
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .with_state(state)
+}
+
+/// Serves until Ctrl-C: binds, prints `quire serve: listening on http://ADDR/` on stderr, starts
+/// the watcher (unless `config.live.watch` is false) and answers requests.
+pub fn serve(config: ServeConfig) -> Result<(), ServeError> {
+    let addr = bind_address(&config.host, config.port)?;
+    let loopback_only = addr.ip().is_loopback();
+    let token = config.token.filter(|t| !t.is_empty());
+    match &token {
+        None if !loopback_only => {
+            return Err(ServeError::TokenRequired {
+                addr,
+                min: MIN_TOKEN_LEN,
+            });
+        }
+        Some(t) if t.chars().count() < MIN_TOKEN_LEN => {
+            return Err(ServeError::WeakToken { min: MIN_TOKEN_LEN });
+        }
+        _ => {}
+    }
+    let watching = config.live.watch;
+    let _watcher_lock = if watching {
+        Some(lock_watcher(&config.live.index)?)
+    } else {
+        None
+    };
+    let runtime = runtime("quire-serve")?;
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind(addr))
+        .map_err(|source| ServeError::Bind { addr, source })?;
+    let local = listener
+        .local_addr()
+        .map_err(|source| ServeError::Bind { addr, source })?;
+
+    let (sender, _) = broadcast::channel(64);
+    let mut live_config = config.live;
+    live_config.name = "quire serve";
+    live_config.searchers = live_config.searchers.max(SEARCHERS);
+    let reader = SourceReader::open(&live_config.vault_root, &live_config.open)?;
+    let vault_name = reader
+        .root()
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    // The watcher's callback needs the state, and the state needs the live vault the watcher
+    // belongs to: the callback reaches the state through this slot, filled just below.
+    let slot: Arc<Mutex<Option<Arc<AppState>>>> = Arc::new(Mutex::new(None));
+    let on_event = {
+        let slot = Arc::clone(&slot);
+        move |event: &WatchEvent| {
+            let state = slot.lock().ok().and_then(|s| s.clone());
+            if let Some(state) = state {
+                events::publish(&state, event);
+            }
+        }
+    };
+    let running = quire_mcp::start_live(live_config, on_event)?;
+    let state = Arc::new(AppState {
+        live: Arc::clone(&running.live),
+        reader,
+        chat: config.chat,
+        token,
+        loopback_only,
+        watching,
+        events: sender,
+        last_sync: Mutex::new(None),
+        generating: Arc::new(Semaphore::new(MAX_GENERATIONS)),
+        vault_name,
+        started: chrono::Utc::now(),
+    });
+    if let Ok(mut s) = slot.lock() {
+        *s = Some(Arc::clone(&state));
+    }
+    let app = router(Arc::clone(&state), Some((running.mcp_server(), local)));
+    eprintln!("quire serve: listening on http://{local}/");
+    if state.token.is_some() {
+        eprintln!(
+            "quire serve: a token is required: open http://{local}/?token=<token>, or send `Authorization: Bearer <token>`"
+        );
+    }
+    let result = runtime.block_on(async move {
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async {
+                let _ = tokio::signal::ctrl_c().await;
+            })
+            .await
+    });
+    // Streams still open (events, answers) must not keep the process alive.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    drop(running);
+    result.map_err(ServeError::Server)
+}
+
+/// `quire watch`: keeps the index in sync with the vault until Ctrl-C, reporting each sync on
+/// stderr. Holds the watcher's lock like `serve`.
+pub fn watch(config: quire_mcp::ServerConfig) -> Result<(), ServeError> {
+    let _lock = lock_watcher(&config.index)?;
+    let options = quire_mcp::watch_options(&config.open, config.embedder.clone(), config.debounce);
+    let handle = quire_watch::spawn(
+        config.vault_root.clone(),
+        config.index.clone(),
+        options,
+        |event| match event {
+            WatchEvent::Synced { stats, changes } => eprintln!(
+                "quire watch: generation {}: {} notes indexed, {} deleted, {} chunks embedded ({} upserts, {} deletes) in {:.2}s",
+                stats.generation,
+                stats.notes_indexed,
+                stats.notes_deleted,
+                stats.chunks_embedded,
+                changes.upserts.len(),
+                changes.deletes.len(),
+                stats.seconds
+            ),
+            WatchEvent::Failed { message } => eprintln!("quire watch: sync failed: {message}"),
+        },
+    )?;
+    eprintln!(
+        "quire watch: watching {} (index {}); Ctrl-C stops",
+        config.vault_root.display(),
+        config.index.dir.display()
+    );
+    let runtime = runtime("quire-watch-signal")?;
+    runtime.block_on(async {
+        let _ = tokio::signal::ctrl_c().await;
+    });
+    handle.stop();
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts_become_addresses() {
+        assert_eq!(
+            bind_address("127.0.0.1", 1).unwrap(),
+            "127.0.0.1:1".parse().unwrap()
+        );
+        assert_eq!(
+            bind_address("[::1]", 2).unwrap(),
+            "[::1]:2".parse().unwrap()
+        );
+        assert!(bind_address("localhost", 3).unwrap().ip().is_loopback());
+        assert!(bind_address("no such host.invalid", 4).is_err());
+    }
+}

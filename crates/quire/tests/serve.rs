@@ -1,0 +1,1179 @@
+//! `quire serve` end to end: the real binary on an ephemeral port (`--port 0`, the URL read from
+//! stderr), spoken to over real HTTP (ureq, and raw TCP where the exact bytes matter), on
+//! temporary copies of the sample vault and of a real vault from the shared corpora.
+//!
+//! - the API: search, notes (whole, lines, heading), outlines, related notes, status, the
+//!   OpenAPI document, and JSON errors with stable codes;
+//! - confinement: every route that takes a path refuses `..`, `%2e%2e`, double encoding,
+//!   absolute paths and symlinks out of the vault;
+//! - the guard: a token beyond loopback, checked on every route; `Host`, `Origin` and CORS;
+//!   bounded bodies and counts;
+//! - ask and draft streamed as server-sent events against a fake OpenAI-compatible server;
+//! - the watcher: one per index, edits while serving end in the index of a fresh build, only
+//!   changed chunks are embedded (a counting fake embedding server), and searches that run
+//!   during syncs return whole results.
+
+#[path = "../../quire-assist/tests/support/mod.rs"]
+mod support;
+
+use std::collections::{BTreeSet, HashSet};
+use std::fs;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::{self, Receiver};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use quire_index::store::{ChunkRow, NoteRow};
+use quire_index::{FullText, IndexLocation, Store};
+use serde_json::{Value, json};
+use support::{FakeChat, answer};
+
+const PATIENCE: Duration = Duration::from_secs(60);
+const TOKEN: &str = "correct-horse-battery-staple";
+
+fn workspace() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn corpora() -> PathBuf {
+    let path = std::env::var_os("QUIRE_CORPORA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace().join("../shared/corpora"));
+    assert!(
+        path.is_dir(),
+        "{} not found: set QUIRE_CORPORA to the shared corpora",
+        path.display()
+    );
+    path
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// A temporary copy of a vault, with room for an index beside it.
+struct Fixture {
+    dir: tempfile::TempDir,
+    vault: PathBuf,
+    index: PathBuf,
+}
+
+fn fixture(source: &Path) -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = dir.path().join("vault");
+    copy_dir(source, &vault);
+    let index = dir.path().join("index");
+    Fixture { dir, vault, index }
+}
+
+fn sample() -> Fixture {
+    fixture(&workspace().join("examples/vault"))
+}
+
+fn starter() -> Fixture {
+    fixture(&corpora().join("vaults/obsidian-starter-vault/vault"))
+}
+
+/// `quire --vault … --index-dir …` with nothing of the developer's environment that could
+/// reach another host.
+fn quire(f: &Fixture) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_quire"));
+    for var in [
+        "QUIRE_LLM_BASE_URL",
+        "QUIRE_LLM_MODEL",
+        "QUIRE_LLM_API_KEY",
+        "QUIRE_LLM_PRESET",
+        "QUIRE_EMBED_BASE_URL",
+        "QUIRE_TOKEN",
+    ] {
+        c.env_remove(var);
+    }
+    // The index directory by environment, so that `--index-dir` can still name another one.
+    c.env("QUIRE_MODEL", "/nonexistent/quire-model.bin")
+        .env("QUIRE_INDEX_DIR", &f.index)
+        .arg("--vault")
+        .arg(&f.vault);
+    c
+}
+
+/// A running `quire serve`; killed when dropped.
+struct Server {
+    child: Child,
+    /// `http://127.0.0.1:PORT`
+    url: String,
+    /// `127.0.0.1:PORT`
+    addr: String,
+    log: Arc<Mutex<String>>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Server {
+    fn log(&self) -> String {
+        self.log.lock().unwrap().clone()
+    }
+}
+
+/// Starts `quire … serve --port 0 ARGS` and waits until it listens.
+fn serve(mut command: Command, args: &[&str]) -> Server {
+    let mut child = command
+        .args(["serve", "--port", "0", "--debounce-ms", "300"])
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("quire serve starts");
+    let stderr = child.stderr.take().unwrap();
+    let log = Arc::new(Mutex::new(String::new()));
+    let (sender, address) = mpsc::channel();
+    let lines = Arc::clone(&log);
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            eprintln!("[quire] {line}");
+            if let Some(rest) = line.split("listening on http://").nth(1) {
+                let _ = sender.send(rest.trim_end_matches('/').to_string());
+            }
+            let mut log = lines.lock().unwrap();
+            log.push_str(&line);
+            log.push('\n');
+        }
+    });
+    let addr = address
+        .recv_timeout(PATIENCE)
+        .unwrap_or_else(|_| panic!("quire serve did not start: {}", log.lock().unwrap()));
+    Server {
+        child,
+        url: format!("http://{addr}"),
+        addr,
+        log,
+    }
+}
+
+fn agent() -> ureq::Agent {
+    ureq::Agent::new_with_config(
+        ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(Some(PATIENCE))
+            .build(),
+    )
+}
+
+/// GET with optional extra headers: the status and the body as JSON (or as a string).
+fn get(url: &str, headers: &[(&str, &str)]) -> (u16, Value) {
+    let mut request = agent().get(url);
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let mut response = request.call().expect("the server answers");
+    let status = response.status().as_u16();
+    let text = response.body_mut().read_to_string().unwrap_or_default();
+    let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
+    (status, body)
+}
+
+fn get_ok(url: &str) -> Value {
+    let (status, body) = get(url, &[]);
+    assert_eq!(status, 200, "GET {url}: {body}");
+    body
+}
+
+fn post(url: &str, body: &str, content_type: Option<&str>) -> (u16, String) {
+    let mut request = agent().post(url);
+    if let Some(content_type) = content_type {
+        request = request.header("Content-Type", content_type);
+    }
+    let mut response = request.send(body).expect("the server answers");
+    let status = response.status().as_u16();
+    (
+        status,
+        response.body_mut().read_to_string().unwrap_or_default(),
+    )
+}
+
+/// The events of a server-sent event stream: (event name, data as JSON).
+fn sse_events(body: &str) -> Vec<(String, Value)> {
+    body.split("\n\n")
+        .filter_map(|block| {
+            let mut name = "message".to_string();
+            let mut data = Vec::new();
+            for line in block.lines() {
+                if let Some(n) = line.strip_prefix("event:") {
+                    name = n.trim().to_string();
+                } else if let Some(d) = line.strip_prefix("data:") {
+                    data.push(d.strip_prefix(' ').unwrap_or(d));
+                }
+            }
+            (!data.is_empty()).then(|| {
+                (
+                    name,
+                    serde_json::from_str(&data.join("\n")).expect("JSON data"),
+                )
+            })
+        })
+        .collect()
+}
+
+/// Sends `head` (the request line and headers, without the final blank line) exactly as
+/// written, and returns the status and the body.
+fn raw(addr: &str, head: &str) -> (u16, String) {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream
+        .write_all(format!("{head}\r\nConnection: close\r\n\r\n").as_bytes())
+        .unwrap();
+    let mut response = Vec::new();
+    stream.read_to_end(&mut response).unwrap();
+    let response = String::from_utf8_lossy(&response).into_owned();
+    let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let body = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        dechunk(body)
+    } else {
+        body.to_string()
+    };
+    (status, body)
+}
+
+fn dechunk(mut body: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = body.split_once("\r\n") {
+        let size = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+        if size == 0 || rest.len() < size {
+            break;
+        }
+        out.push_str(&rest[..size]);
+        body = rest[size..].trim_start_matches("\r\n");
+    }
+    out
+}
+
+/// Waits until the server has an index with `notes` notes (any count when `None`).
+fn wait_ready(server: &Server, notes: Option<u64>) -> Value {
+    let started = Instant::now();
+    loop {
+        let (status, body) = get(&format!("{}/api/status", server.url), &[]);
+        if status == 200
+            && body["ready"] == true
+            && notes.is_none_or(|n| body["notes_indexed"] == n)
+        {
+            return body;
+        }
+        assert!(
+            started.elapsed() < PATIENCE,
+            "not ready: {body}\n{}",
+            server.log()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn enc(path: &str) -> String {
+    path.replace(' ', "%20")
+}
+
+#[test]
+fn the_api_answers_search_notes_outlines_related_notes_and_status() {
+    let f = sample();
+    let server = serve(quire(&f), &[]);
+    let status = wait_ready(&server, Some(47));
+    assert_eq!(status["vault"], "vault");
+    assert_eq!(status["watching"], true);
+    assert_eq!(status["default_mode"], "bm25");
+    assert_eq!(status["skipped_total"], 0);
+    assert!(status["chunks"].as_u64().unwrap() > 47);
+    assert_eq!(status["last_sync"]["kind"], "index");
+    let base = &server.url;
+
+    // Search: grouped by note, lines that point at the text.
+    let results = get_ok(&format!("{base}/api/search?q=feeding+the+starter&k=3"));
+    assert_eq!(results["mode"], "bm25");
+    let notes = results["results"].as_array().unwrap();
+    assert!(!notes.is_empty() && notes.len() <= 3);
+    assert_eq!(notes[0]["path"], "Resources/Sourdough Starter.md");
+    let text = fs::read_to_string(f.vault.join("Resources/Sourdough Starter.md")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    for section in notes[0]["sections"].as_array().unwrap() {
+        let start = section["start_line"].as_u64().unwrap() as usize;
+        let heading = section["heading_path"].as_array().unwrap();
+        if let Some(last) = heading.last() {
+            let heading_line = lines[..start]
+                .iter()
+                .rev()
+                .find(|l| l.starts_with('#'))
+                .unwrap();
+            assert!(heading_line.contains(last.as_str().unwrap()));
+        }
+        assert!(!section["snippet"].as_str().unwrap().is_empty());
+    }
+    let filtered = get_ok(&format!("{base}/api/search?q=starter&folder=Journal"));
+    for note in filtered["results"].as_array().unwrap() {
+        assert!(note["path"].as_str().unwrap().starts_with("Journal/"));
+    }
+
+    // A note: whole, by lines, by heading; the text is the file's.
+    let path = "Resources/Sourdough%20Starter.md";
+    let whole = get_ok(&format!("{base}/api/notes/{path}"));
+    assert_eq!(whole["text"], text.trim_end_matches('\n'));
+    assert_eq!(whole["title"], "Sourdough Starter");
+    let some = get_ok(&format!("{base}/api/notes/{path}?lines=2-3"));
+    assert_eq!(some["text"], format!("{}\n{}", lines[1], lines[2]));
+    let by_name = get_ok(&format!("{base}/api/notes/Sourdough%20Starter"));
+    assert_eq!(by_name["path"], "Resources/Sourdough Starter.md");
+    let outline = get_ok(&format!("{base}/api/outline/{path}"));
+    let first = &outline["headings"][0];
+    let heading = first["text"].as_str().unwrap();
+    let section = get_ok(&format!("{base}/api/notes/{path}?heading={}", enc(heading)));
+    assert_eq!(section["start_line"], first["line"]);
+
+    // Related notes: links without embeddings, and why similar notes are missing.
+    let related = get_ok(&format!("{base}/api/similar/{path}?k=5"));
+    assert!(related["similar_unavailable"].is_string(), "{related}");
+    assert!(related["backlinks"].is_array());
+
+    // The OpenAPI document describes every route.
+    let openapi = get_ok(&format!("{base}/api/openapi.json"));
+    assert_eq!(openapi["openapi"], "3.1.0");
+    for route in [
+        "/api/search",
+        "/api/notes/{path}",
+        "/api/outline/{path}",
+        "/api/similar/{path}",
+        "/api/status",
+        "/api/ask",
+        "/api/draft",
+        "/api/events",
+    ] {
+        assert!(openapi["paths"][route].is_object(), "{route} undocumented");
+    }
+
+    // Mistakes are JSON errors with stable codes.
+    for (url, code) in [
+        ("/api/search", "bad_request"),
+        ("/api/search?q=x&k=0", "bad_request"),
+        ("/api/search?q=x&k=51", "bad_request"),
+        ("/api/search?q=x&k=two", "bad_request"),
+        ("/api/search?q=x&mode=psychic", "bad_request"),
+        ("/api/notes/No%20such%20note.md", "note_not_found"),
+        ("/api/notes/Home.md?lines=9999", "bad_request"),
+        ("/api/nothing/here", "not_found"),
+    ] {
+        let (status, body) = get(&format!("{base}{url}"), &[]);
+        assert!((400..500).contains(&status), "{url}: {status}");
+        assert_eq!(body["error"]["code"], code, "{url}: {body}");
+        assert!(body["error"]["message"].as_str().unwrap().len() > 5);
+    }
+
+    // The page and its assets.
+    let (status, page) = get(&format!("{base}/"), &[]);
+    assert_eq!(status, 200);
+    assert!(page.as_str().unwrap().contains("/assets/app.js"));
+    let (status, _) = get(&format!("{base}/assets/app.js"), &[]);
+    assert_eq!(status, 200);
+    assert!(!server.log().contains("panicked"));
+}
+
+#[test]
+fn every_route_that_takes_a_path_refuses_paths_out_of_the_vault() {
+    let f = starter();
+    // Secrets beside the vault, and links to them from inside.
+    let secret_dir = f.dir.path().join("secret");
+    fs::create_dir_all(&secret_dir).unwrap();
+    fs::write(secret_dir.join("keys.md"), "# Keys\n\nTOP-SECRET-VALUE\n").unwrap();
+    std::os::unix::fs::symlink(secret_dir.join("keys.md"), f.vault.join("Escape.md")).unwrap();
+    std::os::unix::fs::symlink(&secret_dir, f.vault.join("Linked")).unwrap();
+    let server = serve(quire(&f), &[]);
+    wait_ready(&server, None);
+
+    let bad_paths = [
+        "../secret/keys.md",
+        "..%2fsecret%2fkeys.md",
+        "%2e%2e/secret/keys.md",
+        "%2E%2E%2Fsecret%2Fkeys.md",
+        "%252e%252e%252fsecret%252fkeys.md",
+        "Notes/../../secret/keys.md",
+        "/etc/passwd",
+        "%2Fetc%2Fpasswd",
+        "..%5csecret%5ckeys.md",
+        "Escape.md",
+        "Escape",
+        "Linked/keys.md",
+    ];
+    for route in ["notes", "outline", "similar"] {
+        for bad in bad_paths {
+            // Raw bytes: no client gets to normalise the path first.
+            let (status, body) = raw(
+                &server.addr,
+                &format!("GET /api/{route}/{bad} HTTP/1.1\r\nHost: 127.0.0.1"),
+            );
+            assert!(
+                status == 400 || status == 404,
+                "/api/{route}/{bad}: {status} {body}"
+            );
+            assert!(
+                !body.contains("TOP-SECRET"),
+                "/api/{route}/{bad} leaked: {body}"
+            );
+            let error: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+            let code = error["error"]["code"].as_str().unwrap_or_default();
+            assert!(
+                [
+                    "path_outside_vault",
+                    "note_not_found",
+                    "bad_request",
+                    "not_found"
+                ]
+                .contains(&code),
+                "/api/{route}/{bad}: {body}"
+            );
+        }
+    }
+    // The escapes that are spelled as escapes are named as such.
+    for bad in ["../secret/keys.md", "%2e%2e/secret/keys.md", "Escape.md"] {
+        let (status, body) = raw(
+            &server.addr,
+            &format!("GET /api/notes/{bad} HTTP/1.1\r\nHost: 127.0.0.1"),
+        );
+        assert_eq!(status, 400, "{bad}: {body}");
+        assert!(body.contains("path_outside_vault"), "{bad}: {body}");
+    }
+    // Draft names a note in its body: the same confinement.
+    for bad in [
+        "../secret/keys.md",
+        "%2e%2e/secret/keys",
+        "Escape.md",
+        "/etc/passwd",
+    ] {
+        let (status, body) = post(
+            &format!("{}/api/draft", server.url),
+            &json!({"note": bad, "heading": "## Keys"}).to_string(),
+            Some("application/json"),
+        );
+        assert_eq!(status, 400, "{bad}: {body}");
+        assert!(body.contains("path_outside_vault"), "{bad}: {body}");
+    }
+    // Notes inside the vault still read.
+    let (status, _) = get(&format!("{}/api/notes/Dashboard.md", server.url), &[]);
+    assert_eq!(status, 200);
+    assert!(!server.log().contains("panicked"));
+}
+
+#[test]
+fn a_token_is_required_beyond_loopback_and_checked_on_every_route() {
+    let f = sample();
+    // Beyond loopback, no token: refused at start.
+    let out = quire(&f)
+        .args(["serve", "--host", "0.0.0.0", "--port", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("requires a token"), "{stderr}");
+    // A short token is refused too.
+    let out = quire(&f)
+        .env("QUIRE_TOKEN", "short")
+        .args(["serve", "--host", "0.0.0.0", "--port", "0"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("at least 16"));
+
+    let mut command = quire(&f);
+    command.env("QUIRE_TOKEN", TOKEN);
+    let server = serve(command, &["--host", "0.0.0.0"]);
+    let port = server.addr.rsplit(':').next().unwrap().to_string();
+    let base = format!("http://127.0.0.1:{port}");
+    let routes = [
+        "/",
+        "/assets/app.js",
+        "/api/openapi.json",
+        "/api/status",
+        "/api/search?q=starter",
+        "/api/notes/Home.md",
+        "/api/outline/Home.md",
+        "/api/similar/Home.md",
+        "/api/events",
+        "/api/nothing",
+    ];
+    for route in routes {
+        let url = format!("{base}{route}");
+        let (status, body) = get(&url, &[]);
+        assert_eq!(status, 401, "{route} without a token: {body}");
+        assert_eq!(body["error"]["code"], "unauthorized");
+        let (status, _) = get(&url, &[("Authorization", "Bearer wrong-token-wrong-token")]);
+        assert_eq!(status, 401, "{route} with a wrong token");
+        let (status, _) = get(
+            &url,
+            &[("Authorization", "Bearer correct-horse-battery-stapl")],
+        );
+        assert_eq!(status, 401, "{route} with a prefix of the token");
+    }
+    for (route, body) in [
+        ("/api/ask", json!({"question": "starter?"})),
+        ("/api/draft", json!({"note": "Home", "heading": "x"})),
+    ] {
+        let (status, text) = post(
+            &format!("{base}{route}"),
+            &body.to_string(),
+            Some("application/json"),
+        );
+        assert_eq!(status, 401, "{route}: {text}");
+    }
+    wait_ready_with_token(&base);
+    let bearer = format!("Bearer {TOKEN}");
+    for route in routes
+        .iter()
+        .filter(|r| **r != "/api/events" && **r != "/api/nothing")
+    {
+        let (status, body) = get(&format!("{base}{route}"), &[("Authorization", &bearer)]);
+        assert_eq!(status, 200, "{route} with the token: {body}");
+    }
+    // The page opened with the token sets a cookie that authorizes the page's own requests.
+    let mut response = agent()
+        .get(&format!("{base}/?token={TOKEN}"))
+        .call()
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    let cookie = response
+        .headers()
+        .get("set-cookie")
+        .and_then(|v| v.to_str().ok())
+        .unwrap()
+        .to_string();
+    let _ = response.body_mut().read_to_string();
+    assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"));
+    let pair = cookie.split(';').next().unwrap();
+    let (status, _) = get(&format!("{base}/api/status"), &[("Cookie", pair)]);
+    assert_eq!(status, 200);
+    let (status, _) = get(&format!("{base}/api/status?token={TOKEN}"), &[]);
+    assert_eq!(status, 200);
+    let (status, _) = get(
+        &format!("{base}/api/status"),
+        &[("Cookie", "quire_token=nope")],
+    );
+    assert_eq!(status, 401);
+}
+
+fn wait_ready_with_token(base: &str) {
+    let started = Instant::now();
+    let bearer = format!("Bearer {TOKEN}");
+    while started.elapsed() < PATIENCE {
+        let (_, body) = get(&format!("{base}/api/status"), &[("Authorization", &bearer)]);
+        if body["ready"] == true {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("not ready");
+}
+
+#[test]
+fn host_origin_cors_and_sizes_are_guarded() {
+    let f = sample();
+    let server = serve(quire(&f), &[]);
+    wait_ready(&server, None);
+    let base = &server.url;
+    // DNS rebinding: a loopback server answers only loopback host names.
+    let (status, body) = raw(
+        &server.addr,
+        "GET /api/status HTTP/1.1\r\nHost: evil.example",
+    );
+    assert_eq!(status, 403, "{body}");
+    assert!(body.contains("forbidden_host"));
+    let (status, _) = raw(
+        &server.addr,
+        &format!(
+            "GET /api/status HTTP/1.1\r\nHost: localhost:{}",
+            server.addr.rsplit(':').next().unwrap()
+        ),
+    );
+    assert_eq!(status, 200);
+    // Other sites may not call the API; the Obsidian app and the page itself may.
+    let (status, body) = get(
+        &format!("{base}/api/status"),
+        &[("Origin", "https://evil.example")],
+    );
+    assert_eq!(status, 403);
+    assert_eq!(body["error"]["code"], "forbidden_origin");
+    let (status, _) = post(
+        &format!("{base}/api/ask"),
+        &json!({"question": "x"}).to_string(),
+        Some("text/plain"),
+    );
+    assert_eq!(status, 415);
+    let response = agent()
+        .get(&format!("{base}/api/status"))
+        .header("Origin", "app://obsidian.md")
+        .call()
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    assert_eq!(
+        response
+            .headers()
+            .get("access-control-allow-origin")
+            .unwrap(),
+        "app://obsidian.md"
+    );
+    assert!(response.headers().get("content-security-policy").is_some());
+    let own = format!("http://{}", server.addr);
+    let (status, _) = get(&format!("{base}/api/status"), &[("Origin", &own)]);
+    assert_eq!(status, 200);
+    let (status, body) = raw(
+        &server.addr,
+        "OPTIONS /api/ask HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: app://obsidian.md\r\nAccess-Control-Request-Method: POST",
+    );
+    assert_eq!(status, 204, "{body}");
+    // Bounded bodies and fields.
+    let huge = json!({"question": "x".repeat(100_000)}).to_string();
+    let (status, body) = post(&format!("{base}/api/ask"), &huge, Some("application/json"));
+    assert_eq!(status, 413, "{body}");
+    assert!(body.contains("payload_too_large"));
+    let long = json!({"question": "x".repeat(5_000)}).to_string();
+    let (status, body) = post(&format!("{base}/api/ask"), &long, Some("application/json"));
+    assert_eq!(status, 400, "{body}");
+    let (status, body) = post(
+        &format!("{base}/api/ask"),
+        &json!({"question": "x", "sneaky": 1}).to_string(),
+        Some("application/json"),
+    );
+    assert_eq!(status, 400, "{body}");
+    let (status, _) = get(&format!("{base}/api/search?q={}", "x".repeat(1_001)), &[]);
+    assert_eq!(status, 400);
+}
+
+#[test]
+fn ask_and_draft_stream_tokens_then_checked_citations_and_source_cards() {
+    let f = sample();
+    let chat = FakeChat::start(vec![
+        answer(&["Once a day", " on the counter [S", "1] [S99]."]),
+        answer(&["A draft that cites [S1]."]),
+    ]);
+    let mut command = quire(&f);
+    command
+        .env("QUIRE_LLM_BASE_URL", &chat.url)
+        .env("QUIRE_LLM_MODEL", "fake-model");
+    let server = serve(command, &[]);
+    wait_ready(&server, Some(47));
+    let (status, body) = post(
+        &format!("{}/api/ask", server.url),
+        &json!({"question": "How often do I feed the sourdough starter?"}).to_string(),
+        Some("application/json"),
+    );
+    assert_eq!(status, 200, "{body}");
+    let events = sse_events(&body);
+    let tokens: String = events
+        .iter()
+        .filter(|(name, _)| name == "token")
+        .map(|(_, data)| data["text"].as_str().unwrap())
+        .collect();
+    assert!(
+        events.iter().filter(|(n, _)| n == "token").count() >= 2,
+        "{body}"
+    );
+    let (last, done) = events.last().unwrap();
+    assert_eq!(last, "done", "{body}");
+    assert_eq!(done["kind"], "generated");
+    assert_eq!(
+        done["answer"],
+        tokens.as_str(),
+        "the tokens are the answer as shown"
+    );
+    assert_eq!(done["answer"], "Once a day on the counter [S1].");
+    assert_eq!(done["invalid_citations"], json!(["S99"]));
+    let citations = done["citations"].as_array().unwrap();
+    assert_eq!(citations.len(), 1);
+    let cited = citations[0]["path"].as_str().unwrap();
+    let cards = done["sources"].as_array().unwrap();
+    let card = cards.iter().find(|c| c["id"] == "S1").unwrap();
+    assert_eq!(card["cited"], true);
+    assert_eq!(card["path"], cited);
+    assert!(card["link"].as_str().unwrap().starts_with("[["));
+    let prompt = chat.requests()[0].to_string();
+    assert!(prompt.contains("[S1]"), "the model saw numbered sources");
+
+    let (status, body) = post(
+        &format!("{}/api/draft", server.url),
+        &json!({"note": "Projects/Sourdough Experiment", "heading": "## Setup"}).to_string(),
+        Some("application/json"),
+    );
+    assert_eq!(status, 200, "{body}");
+    let events = sse_events(&body);
+    let (last, done) = events.last().unwrap();
+    assert_eq!(last, "done", "{body}");
+    assert_eq!(done["note"], "Projects/Sourdough Experiment.md");
+    assert!(done["draft"].as_str().unwrap().contains("[["), "{done}");
+    let original =
+        fs::read_to_string(workspace().join("examples/vault/Projects/Sourdough Experiment.md"))
+            .unwrap();
+    assert_eq!(
+        fs::read_to_string(f.vault.join("Projects/Sourdough Experiment.md")).unwrap(),
+        original,
+        "a draft is never written into the note"
+    );
+    chat.finish();
+}
+
+#[test]
+fn without_a_model_ask_streams_an_extractive_answer() {
+    let f = sample();
+    // --no-watch serves the index as it is: none yet, and the status says so.
+    let server = serve(quire(&f), &["--no-watch"]);
+    let (status, body) = get(&format!("{}/api/status", server.url), &[]);
+    assert_eq!(status, 200);
+    assert_eq!(
+        (&body["watching"], &body["ready"]),
+        (&json!(false), &json!(false))
+    );
+    let (status, body) = get(&format!("{}/api/search?q=starter", server.url), &[]);
+    assert_eq!(status, 503, "{body}");
+    assert_eq!(body["error"]["code"], "not_ready");
+    drop(server);
+    let out = quire(&f).arg("index").output().unwrap();
+    assert!(out.status.success());
+    let server = serve(quire(&f), &["--no-watch"]);
+    wait_ready(&server, Some(47));
+    let (status, body) = post(
+        &format!("{}/api/ask", server.url),
+        &json!({"question": "How often do I feed the sourdough starter?"}).to_string(),
+        Some("application/json"),
+    );
+    assert_eq!(status, 200);
+    let events = sse_events(&body);
+    let (last, done) = events.last().unwrap();
+    assert_eq!(last, "done");
+    assert_eq!(done["kind"], "extractive");
+    assert!(!done["sources"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn a_second_watching_server_on_the_same_index_is_refused_with_the_pid() {
+    let f = sample();
+    let first = serve(quire(&f), &[]);
+    wait_ready(&first, None);
+    let out = quire(&f).args(["serve", "--port", "0"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let pid = first.child.id().to_string();
+    assert!(
+        stderr.contains(&format!("index is locked by pid {pid}")),
+        "{stderr}"
+    );
+    let out = quire(&f).arg("watch").output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("index is locked by pid"));
+    // Serving without watching is a reader only: allowed.
+    let reader = serve(quire(&f), &["--no-watch"]);
+    wait_ready(&reader, Some(47));
+}
+
+/// A fake OpenAI-compatible `/v1/embeddings` server that counts the texts it embeds.
+struct FakeEmbedder {
+    url: String,
+    embedded: Arc<AtomicUsize>,
+    stop: Arc<AtomicBool>,
+}
+
+impl FakeEmbedder {
+    fn start() -> FakeEmbedder {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/v1", listener.local_addr().unwrap());
+        let embedded = Arc::new(AtomicUsize::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (count, stopping) = (Arc::clone(&embedded), Arc::clone(&stop));
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                if stopping.load(Ordering::Relaxed) {
+                    break;
+                }
+                let Ok(stream) = stream else { continue };
+                let count = Arc::clone(&count);
+                std::thread::spawn(move || embed_one(stream, &count));
+            }
+        });
+        FakeEmbedder {
+            url,
+            embedded,
+            stop,
+        }
+    }
+
+    fn count(&self) -> usize {
+        self.embedded.load(Ordering::SeqCst)
+    }
+}
+
+impl Drop for FakeEmbedder {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        let _ = TcpStream::connect(
+            self.url
+                .trim_start_matches("http://")
+                .trim_end_matches("/v1"),
+        );
+    }
+}
+
+/// Answers one request with a deterministic unit vector per input text.
+fn embed_one(mut stream: TcpStream, count: &AtomicUsize) {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut length = 0;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            return;
+        }
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = line.split_once(':')
+            && name.eq_ignore_ascii_case("content-length")
+        {
+            length = value.trim().parse().unwrap_or(0);
+        }
+    }
+    let mut body = vec![0; length];
+    if reader.read_exact(&mut body).is_err() {
+        return;
+    }
+    let request: Value = serde_json::from_slice(&body).unwrap_or_default();
+    let inputs: Vec<String> = match &request["input"] {
+        Value::Array(items) => items
+            .iter()
+            .map(|i| i.as_str().unwrap_or("").to_string())
+            .collect(),
+        Value::String(s) => vec![s.clone()],
+        _ => Vec::new(),
+    };
+    if !(inputs.len() == 1 && inputs[0] == "dimension probe") {
+        count.fetch_add(inputs.len(), Ordering::SeqCst);
+    }
+    let data: Vec<Value> = inputs
+        .iter()
+        .enumerate()
+        .map(|(i, text)| json!({"object": "embedding", "index": i, "embedding": vector(text)}))
+        .collect();
+    let out = json!({"object": "list", "data": data, "model": "fake"}).to_string();
+    let _ = write!(
+        stream,
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{out}",
+        out.len()
+    );
+}
+
+fn vector(text: &str) -> Vec<f32> {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let mut v: Vec<f32> = (0..16u64)
+        .map(|i| {
+            let mut h = DefaultHasher::new();
+            (text, i).hash(&mut h);
+            (h.finish() % 2000) as f32 / 1000.0 - 1.0
+        })
+        .collect();
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
+    v.iter_mut().for_each(|x| *x /= norm);
+    v
+}
+
+/// Reads `/api/events` on a thread and passes each event on.
+fn subscribe(server: &Server) -> Receiver<(String, Value)> {
+    let response = agent()
+        .get(&format!("{}/api/events", server.url))
+        .call()
+        .unwrap();
+    let (sender, events) = mpsc::channel();
+    std::thread::spawn(move || {
+        let reader = BufReader::new(response.into_body().into_reader());
+        let mut name = String::new();
+        for line in reader.lines() {
+            let Ok(line) = line else { break };
+            if let Some(n) = line.strip_prefix("event:") {
+                name = n.trim().to_string();
+            } else if let Some(data) = line.strip_prefix("data:") {
+                let data = serde_json::from_str(data.trim()).unwrap_or_default();
+                if sender.send((std::mem::take(&mut name), data)).is_err() {
+                    break;
+                }
+            }
+        }
+    });
+    events
+}
+
+fn next_index_event(events: &Receiver<(String, Value)>) -> Value {
+    loop {
+        let (name, data) = events
+            .recv_timeout(PATIENCE)
+            .expect("an index event in time");
+        match name.as_str() {
+            "index" => return data,
+            "sync_failed" => panic!("sync failed: {data}"),
+            _ => {}
+        }
+    }
+}
+
+fn paths(value: &Value) -> BTreeSet<String> {
+    value
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect()
+}
+
+fn set(items: &[&str]) -> BTreeSet<String> {
+    items.iter().map(|s| s.to_string()).collect()
+}
+
+/// The content hashes of the index's chunks.
+fn hashes(index: &Path) -> HashSet<String> {
+    let store = Store::open(&IndexLocation::new(index).store_path()).unwrap();
+    store
+        .chunks(None)
+        .unwrap()
+        .into_iter()
+        .map(|c| c.content_hash)
+        .collect()
+}
+
+type Dump = (Vec<NoteRow>, Vec<ChunkRow>, u64, u64);
+
+/// Notes, chunks, full-text documents and vectors of the current embedding space.
+fn dump(index: &Path) -> Dump {
+    let location = IndexLocation::new(index);
+    let store = Store::open(&location.store_path()).unwrap();
+    let fulltext = FullText::open(&location.fulltext_dir()).unwrap();
+    fulltext.reload().unwrap();
+    let chunks = store.chunks(None).unwrap();
+    let distinct: HashSet<&str> = chunks.iter().map(|c| c.content_hash.as_str()).collect();
+    (
+        store.notes().unwrap(),
+        chunks.clone(),
+        fulltext.num_docs(),
+        distinct.len() as u64,
+    )
+}
+
+#[test]
+fn edits_while_serving_embed_only_changed_chunks_and_end_in_a_fresh_build() {
+    let f = starter();
+    let embedder = FakeEmbedder::start();
+    let with_embedder = |f: &Fixture| {
+        let mut c = quire(f);
+        c.env("QUIRE_EMBED_BASE_URL", &embedder.url);
+        c
+    };
+    let server = serve(with_embedder(&f), &[]);
+    let events = subscribe(&server);
+    // The reconciliation embeds every distinct chunk text once.
+    let first = next_index_event(&events);
+    let distinct = hashes(&f.index).len();
+    assert_eq!(first["chunks_embedded"], distinct as u64, "{first}");
+    assert_eq!(embedder.count(), distinct);
+    let status = wait_ready(&server, Some(100));
+    assert_eq!(status["default_mode"], "hybrid");
+
+    // Each step: what changed, and the number of new chunk texts it brings.
+    let step = |name: &str, change: &dyn Fn()| {
+        let before = hashes(&f.index);
+        let count_before = embedder.count();
+        let started = Instant::now();
+        change();
+        let event = next_index_event(&events);
+        let new = hashes(&f.index).difference(&before).count() as u64;
+        assert_eq!(
+            event["chunks_embedded"], new,
+            "{name}: embedded {} but {new} chunk texts are new: {event}",
+            event["chunks_embedded"]
+        );
+        assert_eq!(
+            (embedder.count() - count_before) as u64,
+            new,
+            "{name}: the embedding server saw other texts"
+        );
+        eprintln!(
+            "{name}: synced {:.2}s after the change, {new} chunks embedded",
+            started.elapsed().as_secs_f64()
+        );
+        event
+    };
+
+    let created = step("create", &|| {
+        fs::write(
+            f.vault.join("Inbox/Served idea.md"),
+            "# Served idea\n\nWritten while quire serve runs.\n\n## Detail\n\nA second section.\n",
+        )
+        .unwrap()
+    });
+    assert_eq!(paths(&created["upserts"]), set(&["Inbox/Served idea.md"]));
+    assert!(created["chunks_embedded"].as_u64().unwrap() >= 1);
+
+    let solar = f.vault.join("Notes/Solar Cycle Duration.md");
+    let modified = step("modify x5 within the debounce", &|| {
+        let mut text = fs::read_to_string(&solar).unwrap();
+        for i in 0..5 {
+            text.push_str(&format!("\nEdit {i} of the burst.\n"));
+            fs::write(&solar, &text).unwrap();
+            std::thread::sleep(Duration::from_millis(30));
+        }
+    });
+    assert_eq!(
+        paths(&modified["upserts"]),
+        set(&["Notes/Solar Cycle Duration.md"])
+    );
+    assert_eq!(modified["notes_indexed"], 1, "one sync for the burst");
+
+    let renamed = step("rename", &|| {
+        fs::rename(
+            f.vault.join("Notes/Radiation Belt Locations.md"),
+            f.vault.join("Notes/Radiation Belts.md"),
+        )
+        .unwrap()
+    });
+    assert_eq!(renamed["chunks_embedded"], 0, "a rename embeds nothing");
+    assert_eq!(
+        paths(&renamed["deletes"]),
+        set(&["Notes/Radiation Belt Locations.md"])
+    );
+
+    let deleted = step("delete", &|| {
+        fs::remove_file(f.vault.join("Inbox/Inbox.md")).unwrap()
+    });
+    assert_eq!(deleted["chunks_embedded"], 0);
+    assert_eq!(paths(&deleted["deletes"]), set(&["Inbox/Inbox.md"]));
+
+    let moved = step("move a folder", &|| {
+        fs::create_dir(f.vault.join("Archive")).unwrap();
+        fs::rename(
+            f.vault.join("Concept Board"),
+            f.vault.join("Archive/Concept Board"),
+        )
+        .unwrap();
+    });
+    assert_eq!(
+        moved["chunks_embedded"], 0,
+        "moved notes keep their vectors"
+    );
+    assert_eq!(moved["notes_deleted"], 3);
+    assert_eq!(moved["rescan"], true);
+
+    // The served index equals a fresh build of the vault as it is now.
+    let fresh = f.dir.path().join("fresh");
+    let out = with_embedder(&f)
+        .arg("--index-dir")
+        .arg(&fresh)
+        .arg("index")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(dump(&f.index), dump(&fresh));
+    // Search and similar notes answer from the last generation.
+    let results = get_ok(&format!("{}/api/search?q=served+idea", server.url));
+    assert_eq!(results["mode"], "hybrid");
+    assert_eq!(results["results"][0]["path"], "Inbox/Served idea.md");
+    let similar = get_ok(&format!(
+        "{}/api/similar/Archive/Concept%20Board/{}",
+        server.url,
+        enc(&fs::read_dir(f.vault.join("Archive/Concept Board"))
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .find(|n| n.ends_with(".md"))
+            .unwrap())
+    ));
+    assert!(
+        similar["similar"].as_array().is_some_and(|s| !s.is_empty()),
+        "{similar}"
+    );
+    assert!(!server.log().contains("panicked"));
+}
+
+#[test]
+fn searches_during_syncs_return_whole_results() {
+    let f = starter();
+    let server = serve(quire(&f), &[]);
+    let events = subscribe(&server);
+    next_index_event(&events);
+    wait_ready(&server, Some(100));
+    let url = format!("{}/api/search?q=quasar+telescope&k=50", server.url);
+    let stop = Arc::new(AtomicBool::new(false));
+    let searchers: Vec<_> = (0..2)
+        .map(|_| {
+            let (url, stop) = (url.clone(), Arc::clone(&stop));
+            std::thread::spawn(move || {
+                let mut seen = Vec::new();
+                while !stop.load(Ordering::Relaxed) {
+                    let (status, body) = get(&url, &[]);
+                    assert_eq!(status, 200, "{body}");
+                    let generation = body["generation"].as_u64().unwrap();
+                    for note in body["results"].as_array().unwrap() {
+                        assert!(
+                            !note["title"].as_str().unwrap().is_empty()
+                                && !note["sections"].as_array().unwrap().is_empty(),
+                            "a half result at generation {generation}: {note}"
+                        );
+                    }
+                    seen.push((generation, body["results"].as_array().unwrap().len()));
+                }
+                seen
+            })
+        })
+        .collect();
+    // Many notes appear, then disappear, while the searches run.
+    let bulk = f.vault.join("Bulk");
+    for round in 0..3 {
+        fs::create_dir_all(&bulk).unwrap();
+        for i in 0..150 {
+            fs::write(
+                bulk.join(format!("Quasar {i}.md")),
+                format!("# Quasar {i}\n\nA quasar seen through the telescope, round {round}.\n\n## More\n\nTelescope notes {i}.\n"),
+            )
+            .unwrap();
+        }
+        next_index_event(&events);
+        fs::remove_dir_all(&bulk).unwrap();
+        next_index_event(&events);
+    }
+    stop.store(true, Ordering::Relaxed);
+    let mut generations = BTreeSet::new();
+    let mut searches = 0;
+    for searcher in searchers {
+        let seen = searcher.join().expect("no half result");
+        searches += seen.len();
+        // Each client sees generations in order.
+        assert!(seen.windows(2).all(|w| w[0].0 <= w[1].0), "{seen:?}");
+        generations.extend(seen.iter().map(|(g, _)| *g));
+    }
+    eprintln!("{searches} searches during 6 syncs saw generations {generations:?}");
+    assert!(
+        generations.len() >= 3,
+        "searches ran across syncs: {generations:?}"
+    );
+}

@@ -1,0 +1,207 @@
+// quire serve's web page in a real browser: Debian's chromium, headless, driven by
+// playwright-core (which downloads nothing). The server is the real `quire serve` binary on a
+// temporary copy of the sample vault, answering questions through a fake OpenAI-compatible chat
+// server on 127.0.0.1 that streams a scripted answer slowly enough to watch it arrive.
+//
+// Environment: QUIRE_BIN (default ../target/debug/quire), CHROMIUM (default /usr/bin/chromium),
+// QUIRE_ARTIFACTS (default ../target/web-tests; the screenshots go there).
+
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync, existsSync } from "node:fs";
+import { createServer } from "node:http";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const repo = resolve(here, "../..");
+const QUIRE = process.env.QUIRE_BIN || join(repo, "target/debug/quire");
+const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
+const ARTIFACTS = process.env.QUIRE_ARTIFACTS || join(repo, "target/web-tests");
+const ANSWER = [
+  "You feed the starter **once a day** ",
+  "at a 1:5:5 ratio in winter ",
+  "[S1]. <b>not bold</b> ",
+  "stays text.",
+];
+
+let work, server, chat, browser, page, base;
+const pageErrors = [];
+const chatRequests = [];
+
+/// A fake /v1/chat/completions: each answer is streamed piece by piece, 250 ms apart.
+function startFakeChat() {
+  return new Promise((resolveStart) => {
+    const fake = createServer((request, response) => {
+      let body = "";
+      request.on("data", (chunk) => (body += chunk));
+      request.on("end", async () => {
+        chatRequests.push(JSON.parse(body || "{}"));
+        response.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache" });
+        for (const [i, piece] of ANSWER.entries()) {
+          if (i > 0) await new Promise((r) => setTimeout(r, 250));
+          const chunk = { id: "fake", object: "chat.completion.chunk", choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] };
+          response.write(`data: ${JSON.stringify(chunk)}\n\n`);
+        }
+        const end = { id: "fake", object: "chat.completion.chunk", choices: [{ index: 0, delta: {}, finish_reason: "stop" }] };
+        response.write(`data: ${JSON.stringify(end)}\n\ndata: [DONE]\n\n`);
+        response.end();
+      });
+    });
+    fake.listen(0, "127.0.0.1", () => resolveStart(fake));
+  });
+}
+
+/// Starts `quire serve --port 0` and resolves with its base URL once it listens.
+function startQuire(vault, index, chatUrl) {
+  const env = { ...process.env, QUIRE_MODEL: "/nonexistent/quire-model.bin", QUIRE_LLM_BASE_URL: chatUrl, QUIRE_LLM_MODEL: "fake-model" };
+  for (const name of ["QUIRE_LLM_PRESET", "QUIRE_LLM_API_KEY", "QUIRE_EMBED_BASE_URL", "QUIRE_TOKEN", "QUIRE_VAULT", "QUIRE_INDEX_DIR"]) delete env[name];
+  const child = spawn(QUIRE, ["--vault", vault, "--index-dir", index, "--no-embeddings", "serve", "--port", "0", "--debounce-ms", "200"],
+    { env, stdio: ["ignore", "ignore", "pipe"] });
+  return new Promise((resolveStart, reject) => {
+    let log = "";
+    const timer = setTimeout(() => reject(new Error(`quire serve did not start:\n${log}`)), 60000);
+    child.stderr.on("data", (data) => {
+      log += data;
+      process.stderr.write(`[quire] ${data}`);
+      const m = log.match(/listening on (http:\/\/[^\s/]+)\//);
+      if (m) { clearTimeout(timer); resolveStart({ child, url: m[1] }); }
+    });
+    child.on("exit", (code) => { clearTimeout(timer); reject(new Error(`quire serve exited (${code}):\n${log}`)); });
+  });
+}
+
+async function waitForIndex(url) {
+  for (let i = 0; i < 300; i++) {
+    const status = await (await fetch(`${url}/api/status`)).json();
+    if (status.ready && status.notes_indexed > 0) return status;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error("the index was not built in time");
+}
+
+before(async () => {
+  assert.ok(existsSync(QUIRE), `${QUIRE} not found: build quire first (cargo build -p quire)`);
+  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} not found: apt-get install chromium`);
+  mkdirSync(ARTIFACTS, { recursive: true });
+  work = mkdtempSync(join(tmpdir(), "quire-web-"));
+  const vault = join(work, "vault");
+  cpSync(join(repo, "examples/vault"), vault, { recursive: true });
+  // A note whose text is markup: it must be shown as text, never run.
+  writeFileSync(join(vault, "Hostile.md"),
+    "# Hostile markup\n\nZanzibar <img src=x onerror=\"window.__pwned=1\"> and <script>window.__pwned=2</script> text.\n");
+  chat = await startFakeChat();
+  const started = await startQuire(vault, join(work, "index"), `http://127.0.0.1:${chat.address().port}/v1`);
+  server = started.child;
+  base = started.url;
+  await waitForIndex(base);
+  browser = await chromium.launchPersistentContext(join(work, "profile"), {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+      "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    viewport: { width: 1400, height: 1000 },
+  });
+  page = browser.pages()[0] || (await browser.newPage());
+  page.on("pageerror", (error) => pageErrors.push(String(error)));
+  page.on("console", (message) => { if (message.type() === "error") pageErrors.push(message.text()); });
+  page.setDefaultTimeout(15000);
+  await page.goto(`${base}/`);
+});
+
+after(async () => {
+  if (browser) await browser.close();
+  if (server) server.kill("SIGINT");
+  if (chat) chat.close();
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+test("the status shows the index of the sample vault", async () => {
+  await page.waitForFunction(() => /\d+ notes/.test(document.getElementById("status-summary").textContent));
+  const summary = await page.textContent("#status-summary");
+  assert.match(summary, /48 notes · \d+ chunks · gen \d+/);
+  await page.click("#status-pill");
+  assert.match(await page.textContent("#status-facts"), /fake-model/);
+  assert.match(await page.textContent("#status-skipped"), /No file was skipped/);
+  await page.click("#status-pill");
+});
+
+test("typing a query shows results grouped by note, with highlighted snippets", async () => {
+  await page.keyboard.press("/");
+  assert.equal(await page.evaluate(() => document.activeElement.id), "q");
+  await page.keyboard.type("feeding the starter", { delay: 20 });
+  await page.waitForSelector(".result");
+  const first = page.locator(".result").first();
+  assert.equal(await first.getAttribute("data-path"), "Resources/Sourdough Starter.md");
+  assert.ok((await first.locator("mark").count()) > 0, "matched words are marked");
+  assert.match(await first.locator(".lines").first().textContent(), /^L\d+–\d+$/);
+  const href = await first.locator("a.obsidian").getAttribute("href");
+  assert.equal(href, "obsidian://open?vault=vault&file=Resources%2FSourdough%20Starter");
+  const paths = await page.$$eval(".result", (items) => items.map((i) => i.dataset.path));
+  assert.equal(new Set(paths).size, paths.length, "one entry per note");
+});
+
+test("the keyboard opens a result in the read view, with related notes", async () => {
+  await page.focus("#q");
+  await page.keyboard.press("ArrowDown");
+  assert.ok(await page.locator(".result").first().evaluate((e) => e.classList.contains("selected")));
+  await page.keyboard.press("Enter");
+  await page.waitForSelector("#reader:not([hidden])");
+  await page.waitForFunction(() => document.getElementById("reader-title").textContent === "Sourdough Starter");
+  assert.match(await page.textContent("#reader-text"), /Ratio 1:5:5/);
+  await page.waitForFunction(() => document.getElementById("similar-info").textContent !== "Loading…");
+  const related = await page.textContent("#similar-list");
+  assert.ok(related.length > 0, "backlinks or links are listed");
+  await page.keyboard.press("Escape");
+  await page.waitForSelector("#reader", { state: "hidden" });
+});
+
+test("note text that is markup is shown as text and never runs", async () => {
+  await page.fill("#q", "Zanzibar");
+  await page.waitForSelector('.result[data-path="Hostile.md"]');
+  const snippet = await page.locator('.result[data-path="Hostile.md"] .snippet').first().textContent();
+  assert.match(snippet, /<img src=x/);
+  assert.equal(await page.locator(".results img, .results script").count(), 0);
+  await page.locator('.result[data-path="Hostile.md"] .note-title').click();
+  await page.waitForFunction(() => document.getElementById("reader-text").textContent.includes("<script>"));
+  assert.equal(await page.locator("#reader-text img, #reader-text script").count(), 0);
+  assert.equal(await page.evaluate(() => window.__pwned), undefined);
+  await page.click("#reader-close");
+});
+
+test("asking streams the answer, then renders it with clickable source cards", async () => {
+  await page.fill("#question", "How often do I feed the sourdough starter?");
+  await page.click("#ask-button");
+  // While the model writes, the text grows in the streaming view.
+  await page.waitForFunction(() => {
+    const a = document.getElementById("answer");
+    return a.classList.contains("streaming") && a.textContent.includes("once a day") && !a.textContent.includes("stays text");
+  });
+  await page.waitForSelector("#answer.done", { timeout: 30000 });
+  const html = await page.innerHTML("#answer");
+  assert.match(html, /<strong>once a day<\/strong>/);
+  assert.match(html, /&lt;b&gt;not bold&lt;\/b&gt;/, "model output is escaped");
+  assert.equal(await page.locator("#answer b").count(), 0);
+  assert.equal(await page.locator("#answer a.cite").count(), 1);
+  const cards = page.locator("#sources .source");
+  assert.ok((await cards.count()) >= 1);
+  const cited = page.locator("#sources .source.cited");
+  assert.equal(await cited.count(), 1);
+  assert.match(await cited.textContent(), /S1/);
+  assert.match(await page.textContent("#answer-meta"), /written by fake-model/);
+  // The model saw the sources as [S1] headers with the note's text.
+  const prompt = JSON.stringify(chatRequests.at(-1).messages);
+  assert.match(prompt, /\[S1\]/);
+  // A citation leads to its source card, and the card to the lines in the read view.
+  await page.click("#answer a.cite");
+  await page.waitForSelector("#reader:not([hidden])");
+  await page.waitForSelector("#reader-text .line.hit");
+  await page.screenshot({ path: join(ARTIFACTS, "page.png"), fullPage: true });
+});
+
+test("the page raised no script error and no policy violation", () => {
+  assert.deepEqual(pageErrors, []);
+});
