@@ -22,5 +22,7 @@ cargo build -p quire --locked
 # end-to-end tests with SmolLM2 (fetched once into the user's data dir). The first build
 # compiles llama.cpp with cmake.
 ./scripts/fetch-llm.sh smollm2 >/dev/null
-cargo clippy -p quire-llm --all-targets --features local-llm --locked -- -D warnings
+cargo clippy -p quire-llm -p quire --all-targets --features quire/local-llm --locked -- -D warnings
 cargo test -p quire-llm --features local-llm --locked
+# `quire ask` answering with the local model when no provider is configured.
+cargo test -p quire --features local-llm --locked --test ask

@@ -52,7 +52,7 @@ pub use chat::{CancelToken, ChatModel, ChatRequest, Completion, Message, Role, U
 pub use citations::{Citation, CitationScanner, Citations, parse_citations};
 pub use error::LlmError;
 #[cfg(feature = "local-llm")]
-pub use local::{LocalLlama, LocalOptions, LocalTimings, default_local_model_path};
+pub use local::{LocalLlama, LocalOptions, LocalTimings, REPEAT_WINDOW, default_local_model_path};
 pub use openai::{OpenAiCompatible, Timeouts};
 pub use provider::{EffectiveProvider, PRESETS, Preset, Provider, ProviderConfig};
 pub use retry::RetryPolicy;

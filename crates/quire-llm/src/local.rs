@@ -72,7 +72,13 @@ pub struct LocalOptions {
     pub temperature: f32,
     /// The sampler's seed when the temperature is above 0: the same seed gives the same answer.
     pub seed: u32,
+    /// How much a token already among the last [`REPEAT_WINDOW`] tokens is held back (1 turns
+    /// it off). Small models decoding greedily otherwise repeat one sentence until the limit.
+    pub repeat_penalty: f32,
 }
+
+/// The tokens that [`LocalOptions::repeat_penalty`] looks back over.
+pub const REPEAT_WINDOW: i32 = 64;
 
 impl Default for LocalOptions {
     fn default() -> LocalOptions {
@@ -83,6 +89,7 @@ impl Default for LocalOptions {
             // Answers grounded in notes should be faithful, not creative.
             temperature: 0.0,
             seed: 42,
+            repeat_penalty: 1.2,
         }
     }
 }
@@ -356,16 +363,29 @@ impl LocalLlama {
 
     fn sampler(&self, request: &ChatRequest) -> LlamaSampler {
         let temperature = request.temperature.unwrap_or(self.options.temperature);
-        if temperature.is_nan() || temperature <= 0.0 {
-            return LlamaSampler::greedy();
+        let penalty = self.options.repeat_penalty;
+        let mut chain = Vec::new();
+        if penalty.is_finite() && penalty > 0.0 && penalty != 1.0 {
+            chain.push(LlamaSampler::penalties(
+                self.model.n_vocab(),
+                REPEAT_WINDOW,
+                penalty,
+                0.0,
+                0.0,
+            ));
         }
-        // llama.cpp's usual chain: keep the likely tokens, then draw with a fixed seed.
-        LlamaSampler::chain_simple([
-            LlamaSampler::top_k(40),
-            LlamaSampler::top_p(0.95, 1),
-            LlamaSampler::temp(temperature),
-            LlamaSampler::dist(self.options.seed),
-        ])
+        if temperature.is_nan() || temperature <= 0.0 {
+            chain.push(LlamaSampler::greedy());
+        } else {
+            // llama.cpp's usual chain: keep the likely tokens, then draw with a fixed seed.
+            chain.extend([
+                LlamaSampler::top_k(40),
+                LlamaSampler::top_p(0.95, 1),
+                LlamaSampler::temp(temperature),
+                LlamaSampler::dist(self.options.seed),
+            ]);
+        }
+        LlamaSampler::chain_simple(chain)
     }
 
     fn add(

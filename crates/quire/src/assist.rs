@@ -207,9 +207,44 @@ fn provider() -> Result<Option<Provider>> {
     Ok(ProviderConfig::from_env_and(config)?)
 }
 
-/// The chat model, or `None` to work offline.
+/// The chat model, or `None` to work offline (extractive answers): the configured provider
+/// first; else, in a build with the `local-llm` feature, the local GGUF model once it has been
+/// fetched (`scripts/fetch-llm.sh`), unless `QUIRE_LLM_LOCAL=0`.
 fn chat_model() -> Result<Option<Box<dyn ChatModel>>> {
-    Ok(provider()?.map(|p| Box::new(OpenAiCompatible::new(p)) as Box<dyn ChatModel>))
+    if let Some(p) = provider()? {
+        return Ok(Some(Box::new(OpenAiCompatible::new(p))));
+    }
+    local_model()
+}
+
+/// The local model file that [`chat_model`] would load, if any.
+#[cfg(feature = "local-llm")]
+fn local_model_path() -> Option<PathBuf> {
+    if std::env::var("QUIRE_LLM_LOCAL").is_ok_and(|v| v.trim() == "0") {
+        return None;
+    }
+    Some(quire_llm::default_local_model_path()).filter(|path| path.is_file())
+}
+
+#[cfg(not(feature = "local-llm"))]
+fn local_model_path() -> Option<PathBuf> {
+    None
+}
+
+#[cfg(feature = "local-llm")]
+fn local_model() -> Result<Option<Box<dyn ChatModel>>> {
+    let Some(path) = local_model_path() else {
+        return Ok(None);
+    };
+    let options = quire_llm::LocalOptions::from_env()?;
+    let model = quire_llm::LocalLlama::load(&path, options)
+        .with_context(|| format!("loading the local model {}", path.display()))?;
+    Ok(Some(Box::new(model)))
+}
+
+#[cfg(not(feature = "local-llm"))]
+fn local_model() -> Result<Option<Box<dyn ChatModel>>> {
+    Ok(None)
 }
 
 fn today_or(given: Option<&str>) -> Result<chrono::NaiveDate> {
@@ -753,6 +788,11 @@ fn config(cli: &Cli, out: &mut String) -> Result<ExitCode> {
         json!({"kind": "local", "path": path, "present": path.exists()})
     };
     let llm = provider()?.map(|p| p.effective());
+    let local = if llm.is_none() {
+        local_model_path()
+    } else {
+        None
+    };
     if cli.json {
         print_json(
             out,
@@ -762,6 +802,7 @@ fn config(cli: &Cli, out: &mut String) -> Result<ExitCode> {
                 "index_exists": index.as_ref().is_some_and(|i| i.store_path().exists()),
                 "embeddings": embeddings,
                 "llm": llm,
+                "local_llm": local,
             }),
         );
         return Ok(ExitCode::SUCCESS);
@@ -806,6 +847,13 @@ fn config(cli: &Cli, out: &mut String) -> Result<ExitCode> {
                 out,
                 "llm          {} at {}, model {}; {key}",
                 p.provider, p.base_url, p.model
+            );
+        }
+        None if local.is_some() => {
+            let _ = writeln!(
+                out,
+                "llm          local model {} (in-process, llama.cpp); set {ENV_PRESET} or QUIRE_LLM_BASE_URL and QUIRE_LLM_MODEL to use a server instead",
+                show(local.as_ref())
             );
         }
         None => {

@@ -58,6 +58,8 @@ impl Setup {
         }
         c.env("QUIRE_INDEX_DIR", &self.index)
             .env("QUIRE_MODEL", "/nonexistent/quire-model.bin")
+            // A `local-llm` build would otherwise answer with the fetched local model.
+            .env("QUIRE_LLM_LOCAL", "0")
             .arg("--vault")
             .arg(&self.vault);
         if let Some(server) = server {
@@ -175,6 +177,51 @@ fn ask_without_a_provider_quotes_the_best_passages_as_an_extractive_answer() {
     assert_eq!(v["kind"], "extractive");
     assert!(!v["citations"].as_array().unwrap().is_empty());
     assert_eq!(v["model"], Value::Null);
+}
+
+/// The in-process model (build with `--features local-llm`, model from
+/// `scripts/fetch-llm.sh smollm2`) answers when no provider is configured: a generated answer
+/// streamed from a real model over the sample vault, whose citations are still checked.
+#[cfg(feature = "local-llm")]
+#[test]
+fn ask_without_a_provider_answers_with_the_local_model_in_a_local_llm_build() {
+    let setup = setup();
+    let model = std::env::var_os("QUIRE_LLM_MODEL_PATH")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| dirs_data_dir().join("quire/models/SmolLM2-135M-Instruct.Q4_1.gguf"));
+    assert!(
+        model.is_file(),
+        "run scripts/fetch-llm.sh smollm2 first ({})",
+        model.display()
+    );
+    let run = |args: &[&str]| {
+        setup
+            .quire(None)
+            .env_remove("QUIRE_LLM_LOCAL")
+            .env("QUIRE_LLM_MODEL_PATH", &model)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let config = ok(&run(&["config"]));
+    assert!(config.contains("llm          local model "), "{config}");
+    let v = json(&run(&["--json", "ask", "--budget", "3000", QUESTION]));
+    assert_eq!(v["kind"], "generated", "{v}");
+    assert!(v["model"].as_str().unwrap().contains("(local)"), "{v}");
+    assert!(!v["answer"].as_str().unwrap().trim().is_empty(), "{v}");
+    let sources = v["sources"].as_array().unwrap();
+    assert!(sources.iter().any(|s| s["path"] == STARTER), "{v}");
+    // Whatever the small model cites, only ids of real sources survive as citations.
+    for c in v["citations"].as_array().unwrap() {
+        assert!(sources.iter().any(|s| s["id"] == c["id"]), "{v}");
+    }
+}
+
+#[cfg(feature = "local-llm")]
+fn dirs_data_dir() -> PathBuf {
+    std::env::var_os("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap()).join(".local/share"))
 }
 
 #[test]
