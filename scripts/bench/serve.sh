@@ -69,7 +69,7 @@ load() {
     ' "$work/wrk.out"
 }
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-generation() { curl -s "$url/api/status" | grep -o '"generation":[0-9]*' | cut -d: -f2; }
+generation() { curl -s "$url/api/status" | grep -o '"generation":[0-9]*' | head -1 | cut -d: -f2; }
 
 # Rewrites 200 notes every 2 s (a line appended to each): a sync after each debounce.
 write_loop() {

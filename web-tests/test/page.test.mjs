@@ -28,7 +28,7 @@ const ANSWER = [
   "stays text.",
 ];
 
-let work, server, chat, browser, page, base;
+let work, vault, server, chat, browser, page, base;
 const pageErrors = [];
 const chatRequests = [];
 
@@ -88,7 +88,7 @@ before(async () => {
   assert.ok(existsSync(CHROMIUM), `${CHROMIUM} not found: apt-get install chromium`);
   mkdirSync(ARTIFACTS, { recursive: true });
   work = mkdtempSync(join(tmpdir(), "quire-web-"));
-  const vault = join(work, "vault");
+  vault = join(work, "vault");
   cpSync(join(repo, "examples/vault"), vault, { recursive: true });
   // A note whose text is markup: it must be shown as text, never run.
   writeFileSync(join(vault, "Hostile.md"),
@@ -200,6 +200,16 @@ test("asking streams the answer, then renders it with clickable source cards", a
   await page.waitForSelector("#reader:not([hidden])");
   await page.waitForSelector("#reader-text .line.hit");
   await page.screenshot({ path: join(ARTIFACTS, "page.png"), fullPage: true });
+});
+
+test("a note saved while the page is open shows up without a reload", async () => {
+  await page.fill("#q", "zeppelin");
+  await page.waitForFunction(() => /No note matched/.test(document.getElementById("search-info").textContent));
+  writeFileSync(join(vault, "Airships.md"), "# Airships\n\nThe zeppelin flew over the lake.\n");
+  // The watcher syncs; /api/events tells the page, which refreshes the status and the results.
+  await page.waitForSelector('.result[data-path="Airships.md"]', { timeout: 30000 });
+  await page.waitForFunction(() => /^49 notes/.test(document.getElementById("status-summary").textContent));
+  assert.ok(await page.locator("#live-dot.on").count(), "the page is connected to the events");
 });
 
 test("the page raised no script error and no policy violation", () => {

@@ -148,13 +148,20 @@ fn is_mark(c: char) -> bool {
 
 /// The analyzed terms of `text`, as the index stores them.
 pub fn analyze(text: &str) -> Vec<String> {
-    let mut analyzer = text_analyzer();
-    let mut stream = analyzer.token_stream(text);
-    let mut terms = Vec::new();
-    while stream.advance() {
-        terms.push(stream.token().text.clone());
+    thread_local! {
+        // Building an analyzer (its stop-word set, its stemmer) costs far more than analyzing
+        // a word, and snippets analyze their text word by word: one analyzer per thread.
+        static ANALYZER: std::cell::RefCell<TextAnalyzer> =
+            std::cell::RefCell::new(text_analyzer());
     }
-    terms
+    ANALYZER.with_borrow_mut(|analyzer| {
+        let mut stream = analyzer.token_stream(text);
+        let mut terms = Vec::new();
+        while stream.advance() {
+            terms.push(stream.token().text.clone());
+        }
+        terms
+    })
 }
 
 #[cfg(test)]

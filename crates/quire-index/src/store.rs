@@ -185,8 +185,17 @@ impl Store {
             "SELECT note_path, id, ordinal, heading_path, start_line, end_line, content_hash, text
                    FROM chunks WHERE note_path = ?1 AND id = ?2";
         self.conn
-            .query_row(sql, [note_path, id], chunk_row)
-            .optional()
+            .prepare_cached(sql)
+            .and_then(|mut stmt| stmt.query_row([note_path, id], chunk_row).optional())
+            .map_err(db_err)
+    }
+
+    /// The title of one note, if the store has it (a search looks up only the notes it
+    /// returns, rather than loading every note's row).
+    pub fn note_title(&self, path: &str) -> Result<Option<String>, IndexError> {
+        self.conn
+            .prepare_cached("SELECT title FROM notes WHERE path = ?1")
+            .and_then(|mut stmt| stmt.query_row([path], |r| r.get(0)).optional())
             .map_err(db_err)
     }
 

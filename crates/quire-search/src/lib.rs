@@ -387,12 +387,6 @@ impl Searcher {
                 )
             }
         };
-        let titles: HashMap<String, String> = self
-            .store
-            .notes()?
-            .into_iter()
-            .map(|n| (n.path, n.title))
-            .collect();
         let terms = snippet::query_terms(&request.query);
         let mut notes: Vec<NoteHit> = Vec::new();
         let mut position: HashMap<String, usize> = HashMap::new();
@@ -400,15 +394,19 @@ impl Searcher {
             let Some((path, id)) = split_chunk_key(&key) else {
                 continue;
             };
-            let i = *position.entry(path.to_string()).or_insert_with(|| {
-                notes.push(NoteHit {
-                    path: path.to_string(),
-                    title: titles.get(path).cloned().unwrap_or_default(),
-                    score,
-                    sections: Vec::new(),
-                });
-                notes.len() - 1
-            });
+            let i = match position.get(path) {
+                Some(&i) => i,
+                None => {
+                    notes.push(NoteHit {
+                        path: path.to_string(),
+                        title: self.store.note_title(path)?.unwrap_or_default(),
+                        score,
+                        sections: Vec::new(),
+                    });
+                    position.insert(path.to_string(), notes.len() - 1);
+                    notes.len() - 1
+                }
+            };
             if notes[i].sections.len() >= request.sections_per_note {
                 continue;
             }

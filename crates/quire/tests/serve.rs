@@ -388,6 +388,22 @@ fn the_api_answers_search_notes_outlines_related_notes_and_status() {
         assert!(body["error"]["message"].as_str().unwrap().len() > 5);
     }
 
+    // The MCP server of `quire mcp`, mounted at /mcp over the same state.
+    let mut response = agent()
+        .post(&format!("{base}/mcp"))
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .send(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "serve-test", "version": "0"}}})
+            .to_string(),
+        )
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    let initialized = response.body_mut().read_to_string().unwrap();
+    assert!(initialized.contains("serverInfo"), "{initialized}");
+
     // The page and its assets.
     let (status, page) = get(&format!("{base}/"), &[]);
     assert_eq!(status, 200);
@@ -517,6 +533,7 @@ fn a_token_is_required_beyond_loopback_and_checked_on_every_route() {
         "/api/similar/Home.md",
         "/api/events",
         "/api/nothing",
+        "/mcp",
     ];
     for route in routes {
         let url = format!("{base}{route}");
@@ -546,7 +563,7 @@ fn a_token_is_required_beyond_loopback_and_checked_on_every_route() {
     let bearer = format!("Bearer {TOKEN}");
     for route in routes
         .iter()
-        .filter(|r| **r != "/api/events" && **r != "/api/nothing")
+        .filter(|r| !["/api/events", "/api/nothing", "/mcp"].contains(*r))
     {
         let (status, body) = get(&format!("{base}{route}"), &[("Authorization", &bearer)]);
         assert_eq!(status, 200, "{route} with the token: {body}");
@@ -1176,4 +1193,45 @@ fn searches_during_syncs_return_whole_results() {
         generations.len() >= 3,
         "searches ran across syncs: {generations:?}"
     );
+}
+
+#[test]
+fn quire_watch_alone_keeps_the_index_in_sync() {
+    let f = sample();
+    let mut child = quire(&f)
+        .args(["watch", "--debounce-ms", "200"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (sender, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            eprintln!("[quire] {line}");
+            let _ = sender.send(line);
+        }
+    });
+    let wait_for = |generation: u64| loop {
+        let line = lines.recv_timeout(PATIENCE).expect("a sync report in time");
+        if line.contains(&format!("generation {generation}:")) {
+            return line;
+        }
+    };
+    let first = wait_for(1);
+    assert!(first.contains("47 notes indexed"), "{first}");
+    fs::write(
+        f.vault.join("Watched.md"),
+        "# Watched\n\nThe zeppelin note, written while quire watch runs.\n",
+    )
+    .unwrap();
+    let second = wait_for(2);
+    assert!(second.contains("1 notes indexed"), "{second}");
+    let out = quire(&f)
+        .args(["--json", "search", "zeppelin"])
+        .output()
+        .unwrap();
+    let results: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(results["results"][0]["path"], "Watched.md");
+    let _ = child.kill();
+    let _ = child.wait();
 }
