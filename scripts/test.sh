@@ -5,6 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # The embedding tests need the default model (fetched once into the user's data dir).
 ./scripts/fetch-model.sh >/dev/null
+# A Hugging Face model folder (all-MiniLM-L6-v2) for the safetensors loader tests.
+./scripts/fetch-model.sh minilm >/dev/null
 # The MCP tests (crates/quire/tests/mcp.rs) drive `quire mcp` with the official Python client.
 if ! target/mcp-venv/bin/python -c 'import importlib.metadata as m; assert m.version("mcp") == "2.3.0"' 2>/dev/null; then
   python3 -m venv target/mcp-venv

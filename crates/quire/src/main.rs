@@ -7,7 +7,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 use std::sync::Arc;
 
-use quire_embed::{E5Model, Embedder};
+use quire_embed::Embedder;
 use quire_index::{Filter, IndexLocation, SyncOptions, sync};
 use quire_search::{SearchRequest, Searcher};
 use quire_vault::links::{Resolution, describe_link};
@@ -56,7 +56,8 @@ struct Cli {
     /// Where the index lives (default: a per-user data directory keyed by the vault's path).
     #[arg(long, global = true, env = "QUIRE_INDEX_DIR")]
     index_dir: Option<PathBuf>,
-    /// The embedding model file (default: $QUIRE_MODEL, else the one scripts/fetch-model.sh fetched).
+    /// The embedding model: an E5S1 file, or a folder with config.json, model.safetensors and
+    /// tokenizer.json (default: $QUIRE_MODEL, else the file scripts/fetch-model.sh fetched).
     #[arg(long, global = true)]
     model: Option<PathBuf>,
     /// Do not load an embedding model: BM25 only.
@@ -594,9 +595,9 @@ fn load_embedder(cli: &Cli) -> Result<Option<Arc<dyn Embedder>>> {
         );
         return Ok(None);
     }
-    let model = E5Model::load(&path)
+    let model = quire_embed::load_local(&path)
         .with_context(|| format!("cannot load the model {}", path.display()))?;
-    Ok(Some(Arc::new(model)))
+    Ok(Some(Arc::from(model)))
 }
 
 fn open_searcher(cli: &Cli, embedder: Option<Arc<dyn Embedder>>) -> Result<Searcher> {

@@ -457,3 +457,57 @@ fn eval_on_the_vault_itself_builds_checkable_queries_and_scores_them() {
     assert!(report["ndcg_at_10"].get("hybrid").is_none());
     assert!(index.join("quire.sqlite").is_file());
 }
+
+/// `--model DIR` loads a Hugging Face folder (all-MiniLM-L6-v2 from `scripts/fetch-model.sh
+/// minilm`); its vectors live in their own space, and switching back to the default model on the
+/// same index is refused with the rebuild command, never mixed.
+#[test]
+fn a_model_folder_indexes_and_searches_in_its_own_space() {
+    let model = dirs_data().join("quire/models/all-MiniLM-L6-v2");
+    assert!(
+        model.join("model.safetensors").is_file(),
+        "model folder missing at {}: run scripts/fetch-model.sh minilm",
+        model.display()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let index = dir.path().join("index");
+    let vault = sample_vault();
+    let with = |model: &Path, args: &[&str]| -> Output {
+        quire(&index)
+            .arg("--vault")
+            .arg(&vault)
+            .arg("--model")
+            .arg(model)
+            .arg("--json")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let stats = json(&with(&model, &["index"]));
+    assert_eq!(stats["chunks_embedded"], stats["chunks_total"]);
+    let status = json(&with(&model, &["status"]));
+    let space = &status["embedding_space"];
+    assert_eq!(space["dimension"], 384);
+    assert_eq!(space["provider"], "local-safetensors");
+    assert!(
+        space["model"].as_str().unwrap().starts_with("all-MiniLM-L6-v2@"),
+        "{space}"
+    );
+    // An English paraphrase with no shared keyword finds the starter note by meaning.
+    let found = json(&with(
+        &model,
+        &["search", "keeping my levain alive and bubbly", "--mode", "vector", "-k", "3"],
+    ));
+    let paths: Vec<&str> = found["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["path"].as_str().unwrap())
+        .collect();
+    assert!(paths.contains(&"Resources/Sourdough Starter.md"), "{paths:?}");
+    // The default model on this index is another space: refused, with the way out.
+    let other = with(&quire_embed_path(), &["index"]);
+    assert!(!other.status.success());
+    let message = String::from_utf8_lossy(&other.stderr);
+    assert!(message.contains("rebuild"), "{message}");
+}
