@@ -952,6 +952,36 @@ fn next_index_event(events: &Receiver<(String, Value)>) -> Value {
     }
 }
 
+/// The first `index` event of a generation after `generation` (events of earlier syncs that
+/// reach the subscriber late are skipped).
+fn next_sync_after(events: &Receiver<(String, Value)>, generation: u64) -> Value {
+    loop {
+        let event = next_index_event(events);
+        if event["generation"].as_u64().unwrap() > generation {
+            return event;
+        }
+    }
+}
+
+/// Waits until the server has an index of `notes` notes and has reported its first sync.
+fn wait_synced(server: &Server, notes: u64) -> Value {
+    let started = Instant::now();
+    loop {
+        let status = wait_ready(server, Some(notes));
+        if status["last_sync"]["kind"] == "index" {
+            return status;
+        }
+        assert!(started.elapsed() < PATIENCE, "no sync reported: {status}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn generation(server: &Server) -> u64 {
+    get_ok(&format!("{}/api/status", server.url))["generation"]
+        .as_u64()
+        .unwrap()
+}
+
 fn paths(value: &Value) -> BTreeSet<String> {
     value
         .as_array()
@@ -1006,11 +1036,11 @@ fn edits_while_serving_embed_only_changed_chunks_and_end_in_a_fresh_build() {
     let server = serve(with_embedder(&f), &[]);
     let events = subscribe(&server);
     // The reconciliation embeds every distinct chunk text once.
-    let first = next_index_event(&events);
+    let status = wait_synced(&server, 100);
+    let first = &status["last_sync"]["data"];
     let distinct = hashes(&f.index).len();
     assert_eq!(first["chunks_embedded"], distinct as u64, "{first}");
     assert_eq!(embedder.count(), distinct);
-    let status = wait_ready(&server, Some(100));
     assert_eq!(status["default_mode"], "hybrid");
 
     // Each step: what changed, and the number of new chunk texts it brings.
@@ -1018,8 +1048,9 @@ fn edits_while_serving_embed_only_changed_chunks_and_end_in_a_fresh_build() {
         let before = hashes(&f.index);
         let count_before = embedder.count();
         let started = Instant::now();
+        let before_change = generation(&server);
         change();
-        let event = next_index_event(&events);
+        let event = next_sync_after(&events, before_change);
         let new = hashes(&f.index).difference(&before).count() as u64;
         assert_eq!(
             event["chunks_embedded"], new,
@@ -1137,8 +1168,7 @@ fn searches_during_syncs_return_whole_results() {
     let f = starter();
     let server = serve(quire(&f), &[]);
     let events = subscribe(&server);
-    next_index_event(&events);
-    wait_ready(&server, Some(100));
+    let mut last = wait_synced(&server, 100)["generation"].as_u64().unwrap();
     let url = format!("{}/api/search?q=quasar+telescope&k=50", server.url);
     let stop = Arc::new(AtomicBool::new(false));
     let searchers: Vec<_> = (0..2)
@@ -1174,9 +1204,13 @@ fn searches_during_syncs_return_whole_results() {
             )
             .unwrap();
         }
-        next_index_event(&events);
+        last = next_sync_after(&events, last)["generation"]
+            .as_u64()
+            .unwrap();
         fs::remove_dir_all(&bulk).unwrap();
-        next_index_event(&events);
+        last = next_sync_after(&events, last)["generation"]
+            .as_u64()
+            .unwrap();
     }
     stop.store(true, Ordering::Relaxed);
     let mut generations = BTreeSet::new();
