@@ -106,6 +106,14 @@ pub(crate) async fn not_found() -> ApiError {
     )
 }
 
+pub(crate) async fn method_not_allowed() -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        "this route does not take that method: see /api/openapi.json",
+    )
+}
+
 pub(crate) async fn search(
     State(state): State<Arc<AppState>>,
     query: Result<Query<Params>, QueryRejection>,

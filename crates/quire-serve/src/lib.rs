@@ -181,6 +181,7 @@ fn router(state: Arc<AppState>, mcp: Option<(quire_mcp::QuireServer, SocketAddr)
     }
     router
         .fallback(api::not_found)
+        .method_not_allowed_fallback(api::method_not_allowed)
         .layer(axum::middleware::from_fn_with_state(
             Arc::clone(&state),
             guard::guard,

@@ -388,6 +388,10 @@ fn the_api_answers_search_notes_outlines_related_notes_and_status() {
         assert!(body["error"]["message"].as_str().unwrap().len() > 5);
     }
 
+    let (status, body) = post(&format!("{base}/api/search?q=x"), "", None);
+    assert_eq!(status, 405);
+    assert!(body.contains("method_not_allowed"), "{body}");
+
     // The MCP server of `quire mcp`, mounted at /mcp over the same state.
     let mut response = agent()
         .post(&format!("{base}/mcp"))
