@@ -96,6 +96,17 @@ fn python_baseline(model: &Path, texts: &[String]) -> Result<Vec<f64>, String> {
 }
 
 fn main() {
+    // As the quire binary does: candle on one thread, whole batches side by side
+    // (`quire_embed::batch_workers`), unless the thread counts are set in the environment.
+    if std::env::var_os("CANDLE_NUM_THREADS").is_none()
+        && std::env::var_os("RAYON_NUM_THREADS").is_none()
+    {
+        // SAFETY: first thing in `main`, before any other thread exists.
+        unsafe {
+            std::env::set_var("CANDLE_NUM_THREADS", "1");
+            std::env::set_var("RAYON_NUM_THREADS", "1");
+        }
+    }
     let path = std::env::var_os("QUIRE_BENCH_MODEL")
         .map(PathBuf::from)
         .unwrap_or_else(default_model_path);
@@ -110,8 +121,10 @@ fn main() {
     );
     let texts: Vec<String> = (0..64).map(passage).collect();
     println!(
-        "64 passages of {} words (about 200 tokens); threads: candle default",
-        texts[0].split_whitespace().count()
+        "64 passages of {} words (about 200 tokens); candle threads {}, batch workers {}",
+        texts[0].split_whitespace().count(),
+        std::env::var("CANDLE_NUM_THREADS").unwrap_or_else(|_| "default".into()),
+        quire_embed::batch_workers()
     );
     let mut ours = Vec::new();
     for batch in BATCHES {

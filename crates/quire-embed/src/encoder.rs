@@ -48,6 +48,29 @@ pub(crate) struct Encoder {
     pub device: Device,
 }
 
+/// Writes the word embedding of a token id into a row; shared by the worker threads.
+pub(crate) type WordRow<'a> = dyn Fn(u32, &mut [f32]) + Sync + 'a;
+
+/// How many threads run batches side by side. When candle itself runs on one thread
+/// (`CANDLE_NUM_THREADS=1` and `RAYON_NUM_THREADS=1`, which the quire binary sets unless the user
+/// did), quire runs whole batches in parallel instead, one per core (`QUIRE_EMBED_THREADS`
+/// overrides): no barrier between threads inside an operation, which on a 2-core machine that is
+/// also busy with other work made candle's own threading 2–5× slower than one thread. Otherwise
+/// candle parallelises inside each operation and batches run one at a time.
+pub fn batch_workers() -> usize {
+    let candle_single = ["CANDLE_NUM_THREADS", "RAYON_NUM_THREADS"]
+        .iter()
+        .all(|var| std::env::var(var).is_ok_and(|v| v.trim() == "1"));
+    if !candle_single {
+        return 1;
+    }
+    std::env::var("QUIRE_EMBED_THREADS")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
 pub(crate) fn candle(e: candle_core::Error) -> EmbedError {
     EmbedError::Model(e.to_string())
 }
@@ -70,11 +93,7 @@ impl Encoder {
 
     /// Pooled hidden states of a batch of windows (not normalised), one row per window.
     /// `word_row(id, out)` writes the word embedding of token `id` into `out`.
-    fn forward(
-        &self,
-        batch: &[Vec<u32>],
-        word_row: &dyn Fn(u32, &mut [f32]),
-    ) -> Result<Vec<Vec<f32>>, EmbedError> {
+    fn forward(&self, batch: &[Vec<u32>], word_row: &WordRow) -> Result<Vec<Vec<f32>>, EmbedError> {
         let hidden = self.hidden;
         let (b, l) = (
             batch.len(),
@@ -147,7 +166,7 @@ impl Encoder {
     pub fn embed_windows(
         &self,
         windows: Vec<Vec<Vec<u32>>>,
-        word_row: &dyn Fn(u32, &mut [f32]),
+        word_row: &WordRow,
     ) -> Result<Vec<Vec<f32>>, EmbedError> {
         let texts = windows.len();
         let flat: Vec<(usize, Vec<u32>)> = windows
@@ -157,12 +176,58 @@ impl Encoder {
             .collect();
         let mut order: Vec<usize> = (0..flat.len()).collect();
         order.sort_by_key(|&j| flat[j].1.len());
+        // With several workers, smaller batches so that every core gets one.
+        let wanted = batch_workers();
+        let size = if wanted > 1 {
+            order.len().div_ceil(wanted).clamp(1, BATCH)
+        } else {
+            BATCH
+        };
+        let groups: Vec<&[usize]> = order.chunks(size).collect();
+        let run_group = |group: &[usize]| -> Result<Vec<Vec<f32>>, EmbedError> {
+            let batch: Vec<Vec<u32>> = group.iter().map(|&j| flat[j].1.clone()).collect();
+            self.forward(&batch, word_row)
+        };
+        let workers = wanted.min(groups.len()).max(1);
+        let pooled: Vec<Result<Vec<Vec<f32>>, EmbedError>> = if workers == 1 {
+            groups.iter().map(|g| run_group(g)).collect()
+        } else {
+            // Whole batches side by side: each worker takes the next batch until none is left.
+            let next = std::sync::atomic::AtomicUsize::new(0);
+            let mut results: Vec<Option<Result<Vec<Vec<f32>>, EmbedError>>> =
+                (0..groups.len()).map(|_| None).collect();
+            let joined = std::thread::scope(|scope| {
+                let handles: Vec<_> = (0..workers)
+                    .map(|_| {
+                        scope.spawn(|| {
+                            let mut mine = Vec::new();
+                            loop {
+                                let g = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                                let Some(group) = groups.get(g) else { break };
+                                mine.push((g, run_group(group)));
+                            }
+                            mine
+                        })
+                    })
+                    .collect();
+                handles.into_iter().map(|h| h.join()).collect::<Vec<_>>()
+            });
+            for mine in joined {
+                let mine =
+                    mine.map_err(|_| EmbedError::Model("an embedding thread panicked".into()))?;
+                for (g, result) in mine {
+                    results[g] = Some(result);
+                }
+            }
+            results
+                .into_iter()
+                .map(|r| r.unwrap_or_else(|| Err(EmbedError::Model("a batch was lost".into()))))
+                .collect()
+        };
         let mut sums = vec![vec![0f32; self.hidden]; texts];
         let mut weights = vec![0f32; texts];
-        for group in order.chunks(BATCH) {
-            let batch: Vec<Vec<u32>> = group.iter().map(|&j| flat[j].1.clone()).collect();
-            let pooled = self.forward(&batch, word_row)?;
-            for (&j, vector) in group.iter().zip(pooled) {
+        for (group, pooled) in groups.iter().zip(pooled) {
+            for (&j, vector) in group.iter().zip(pooled?) {
                 let (text, ids) = (&flat[j].0, &flat[j].1);
                 let weight = (ids.len().saturating_sub(2)).max(1) as f32;
                 for (s, v) in sums[*text].iter_mut().zip(vector) {

@@ -490,13 +490,23 @@ fn a_model_folder_indexes_and_searches_in_its_own_space() {
     assert_eq!(space["dimension"], 384);
     assert_eq!(space["provider"], "local-safetensors");
     assert!(
-        space["model"].as_str().unwrap().starts_with("all-MiniLM-L6-v2@"),
+        space["model"]
+            .as_str()
+            .unwrap()
+            .starts_with("all-MiniLM-L6-v2@"),
         "{space}"
     );
     // An English paraphrase with no shared keyword finds the starter note by meaning.
     let found = json(&with(
         &model,
-        &["search", "keeping my levain alive and bubbly", "--mode", "vector", "-k", "3"],
+        &[
+            "search",
+            "keeping my levain alive and bubbly",
+            "--mode",
+            "vector",
+            "-k",
+            "3",
+        ],
     ));
     let paths: Vec<&str> = found["results"]
         .as_array()
@@ -504,7 +514,10 @@ fn a_model_folder_indexes_and_searches_in_its_own_space() {
         .iter()
         .map(|r| r["path"].as_str().unwrap())
         .collect();
-    assert!(paths.contains(&"Resources/Sourdough Starter.md"), "{paths:?}");
+    assert!(
+        paths.contains(&"Resources/Sourdough Starter.md"),
+        "{paths:?}"
+    );
     // The default model on this index is another space: refused, with the way out.
     let other = with(&quire_embed_path(), &["index"]);
     assert!(!other.status.success());
