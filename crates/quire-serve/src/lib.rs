@@ -269,11 +269,19 @@ pub fn serve(config: ServeConfig) -> Result<(), ServeError> {
         );
     }
     let result = runtime.block_on(async move {
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async {
-                let _ = tokio::signal::ctrl_c().await;
-            })
-            .await
+        let server = axum::serve(listener, app).with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        });
+        // Event streams (an open page) never end by themselves: after Ctrl-C, requests in
+        // flight get a moment to finish, then the server stops anyway.
+        let deadline = async {
+            let _ = tokio::signal::ctrl_c().await;
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        };
+        tokio::select! {
+            result = std::future::IntoFuture::into_future(server) => result,
+            () = deadline => Ok(()),
+        }
     });
     // Streams still open (events, answers) must not keep the process alive.
     runtime.shutdown_timeout(Duration::from_secs(1));

@@ -1273,3 +1273,30 @@ fn quire_watch_alone_keeps_the_index_in_sync() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+#[test]
+fn ctrl_c_stops_the_server_even_while_a_page_listens_to_events() {
+    let f = sample();
+    let mut server = serve(quire(&f), &[]);
+    wait_ready(&server, Some(47));
+    let events = subscribe(&server);
+    let (name, _) = events.recv_timeout(PATIENCE).unwrap();
+    assert_eq!(name, "hello");
+    let interrupted = Command::new("kill")
+        .args(["-INT", &server.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(interrupted.success());
+    let started = Instant::now();
+    loop {
+        if let Some(status) = server.child.try_wait().unwrap() {
+            assert!(status.success(), "{status:?}: {}", server.log());
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "still running after Ctrl-C"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
