@@ -3,11 +3,12 @@
 //! and p95 over repeated queries; the baseline in the same run is the query embedding alone, so
 //! the figures can be read as "search cost on top of embedding the query".
 //!
-//! Run: `cargo bench -p quire-search --bench query` (after scripts/fetch-model.sh).
+//! Run: `cargo bench -p quire-search --bench query` (after scripts/fetch-model.sh);
+//! `QUIRE_BENCH_MODEL=DIR` measures another model (e.g. the MiniLM folder).
 
 use std::time::{Duration, Instant};
 
-use quire_embed::{E5Model, Embedder, default_model_path};
+use quire_embed::{default_model_path, load_local};
 use quire_index::{Boosts, Filter, FullText, FullTextDoc};
 use quire_search::fusion::{RRF_K, reciprocal_rank_fusion};
 use quire_search::vectors::{VectorMatrix, top_k};
@@ -72,7 +73,22 @@ fn ms(d: Duration) -> f64 {
 }
 
 fn main() {
-    let model = E5Model::load(&default_model_path()).ok();
+    // As the quire binary does: candle on one thread (see `quire_embed::batch_workers`), unless
+    // the thread counts are set in the environment.
+    if std::env::var_os("CANDLE_NUM_THREADS").is_none()
+        && std::env::var_os("RAYON_NUM_THREADS").is_none()
+    {
+        // SAFETY: first thing in `main`, before any other thread exists.
+        unsafe {
+            std::env::set_var("CANDLE_NUM_THREADS", "1");
+            std::env::set_var("RAYON_NUM_THREADS", "1");
+        }
+    }
+    // `QUIRE_BENCH_MODEL`: another model file or folder (default: the e5 file).
+    let path = std::env::var_os("QUIRE_BENCH_MODEL")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(default_model_path);
+    let model = load_local(&path).ok();
     let queries = [
         "how often should I feed the starter",
         "tempo run pace for a 10k",
