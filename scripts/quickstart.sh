@@ -30,6 +30,11 @@ echo
 echo "==> quire search \"how do I keep a sourdough starter alive\""
 quire --vault "$vault" search "how do I keep a sourdough starter alive" -k 3
 echo
+if [ "$vault" = "examples/vault" ]; then
+  echo "==> quire ask \"How often do I feed the sourdough starter?\" (extractive without a language model)"
+  quire --vault "$vault" ask "How often do I feed the sourdough starter?"
+  echo
+fi
 # Show the outline of the vault's first map of content, else of its first note.
 note=$(quire --vault "$vault" --json manifest | python3 -c '
 import json, sys

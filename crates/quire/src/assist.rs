@@ -210,7 +210,7 @@ fn provider() -> Result<Option<Provider>> {
 /// The chat model, or `None` to work offline (extractive answers): the configured provider
 /// first; else, in a build with the `local-llm` feature, the local GGUF model once it has been
 /// fetched (`scripts/fetch-llm.sh`), unless `QUIRE_LLM_LOCAL=0`.
-fn chat_model() -> Result<Option<Box<dyn ChatModel>>> {
+pub(crate) fn chat_model() -> Result<Option<Box<dyn ChatModel>>> {
     if let Some(p) = provider()? {
         return Ok(Some(Box::new(OpenAiCompatible::new(p))));
     }

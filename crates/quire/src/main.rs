@@ -982,8 +982,10 @@ fn run_serve(cli: &Cli) -> Result<ExitCode> {
         quire_serve::watch(live)?;
         return Ok(ExitCode::SUCCESS);
     };
-    let chat = quire_llm::ProviderConfig::from_env()?
-        .map(|p| Arc::new(quire_llm::OpenAiCompatible::new(p)) as Arc<dyn quire_llm::ChatModel>);
+    // The same model `quire ask` uses: the configured provider (QUIRE_LLM_PRESET or
+    // QUIRE_LLM_BASE_URL), else in a `local-llm` build the fetched local model, else none
+    // (extractive answers).
+    let chat: Option<Arc<dyn quire_llm::ChatModel>> = assist::chat_model()?.map(Arc::from);
     let mut config = quire_serve::ServeConfig::new(live);
     config.host = host.clone();
     config.port = *port;
