@@ -98,15 +98,8 @@ fn python_baseline(model: &Path, texts: &[String]) -> Result<Vec<f64>, String> {
 fn main() {
     // As the quire binary does: candle on one thread, whole batches side by side
     // (`quire_embed::batch_workers`), unless the thread counts are set in the environment.
-    if std::env::var_os("CANDLE_NUM_THREADS").is_none()
-        && std::env::var_os("RAYON_NUM_THREADS").is_none()
-    {
-        // SAFETY: first thing in `main`, before any other thread exists.
-        unsafe {
-            std::env::set_var("CANDLE_NUM_THREADS", "1");
-            std::env::set_var("RAYON_NUM_THREADS", "1");
-        }
-    }
+    // SAFETY: first thing in `main`, before any other thread exists.
+    unsafe { quire_embed::prefer_batch_parallel() };
     let path = std::env::var_os("QUIRE_BENCH_MODEL")
         .map(PathBuf::from)
         .unwrap_or_else(default_model_path);

@@ -71,6 +71,23 @@ pub fn batch_workers() -> usize {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
+/// Makes candle run each operation on one thread, so that [`batch_workers`] runs whole batches
+/// side by side instead, unless the user set `CANDLE_NUM_THREADS` or `RAYON_NUM_THREADS`.
+///
+/// # Safety
+/// It sets environment variables: call it first thing in `main`, before any other thread exists.
+pub unsafe fn prefer_batch_parallel() {
+    if std::env::var_os("CANDLE_NUM_THREADS").is_none()
+        && std::env::var_os("RAYON_NUM_THREADS").is_none()
+    {
+        // SAFETY: the caller guarantees that no other thread exists yet.
+        unsafe {
+            std::env::set_var("CANDLE_NUM_THREADS", "1");
+            std::env::set_var("RAYON_NUM_THREADS", "1");
+        }
+    }
+}
+
 pub(crate) fn candle(e: candle_core::Error) -> EmbedError {
     EmbedError::Model(e.to_string())
 }

@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 
 pub use bert_dir::{BertDirModel, default_minilm_dir};
 pub use e5::E5Model;
-pub use encoder::{Pooling, batch_workers};
+pub use encoder::{Pooling, batch_workers, prefer_batch_parallel};
 pub use remote::{RemoteConfig, RemoteEmbedder};
 
 #[derive(Debug, thiserror::Error)]

@@ -75,15 +75,8 @@ fn ms(d: Duration) -> f64 {
 fn main() {
     // As the quire binary does: candle on one thread (see `quire_embed::batch_workers`), unless
     // the thread counts are set in the environment.
-    if std::env::var_os("CANDLE_NUM_THREADS").is_none()
-        && std::env::var_os("RAYON_NUM_THREADS").is_none()
-    {
-        // SAFETY: first thing in `main`, before any other thread exists.
-        unsafe {
-            std::env::set_var("CANDLE_NUM_THREADS", "1");
-            std::env::set_var("RAYON_NUM_THREADS", "1");
-        }
-    }
+    // SAFETY: first thing in `main`, before any other thread exists.
+    unsafe { quire_embed::prefer_batch_parallel() };
     // `QUIRE_BENCH_MODEL`: another model file or folder (default: the e5 file).
     let path = std::env::var_os("QUIRE_BENCH_MODEL")
         .map(std::path::PathBuf::from)

@@ -201,23 +201,11 @@ enum Command {
     },
 }
 
-/// candle runs each operation on one thread and `quire-embed` runs whole batches side by side
-/// instead (see `quire_embed::batch_workers`), unless the user set candle's or rayon's thread
-/// count: on a small, busy machine candle's spinning barriers were 2–5× slower than one thread.
-fn prefer_batch_parallel_embedding() {
-    if std::env::var_os("CANDLE_NUM_THREADS").is_none()
-        && std::env::var_os("RAYON_NUM_THREADS").is_none()
-    {
-        // SAFETY: called first thing in `main`, before any other thread exists.
-        unsafe {
-            std::env::set_var("CANDLE_NUM_THREADS", "1");
-            std::env::set_var("RAYON_NUM_THREADS", "1");
-        }
-    }
-}
-
 fn main() -> ExitCode {
-    prefer_batch_parallel_embedding();
+    // candle on one thread, whole embedding batches side by side (`quire_embed::batch_workers`):
+    // on a small, busy machine candle's spinning barriers were 2–5× slower than one thread.
+    // SAFETY: first thing in `main`, before any other thread exists.
+    unsafe { quire_embed::prefer_batch_parallel() };
     let cli = Cli::parse();
     let mut out = String::new();
     let code = match run(cli, &mut out) {
