@@ -15,9 +15,9 @@ fi
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked
-# The embedding reference tests again the way the quire binary runs the models: candle on one
-# thread, whole batches on parallel workers (quire_embed::batch_workers).
-CANDLE_NUM_THREADS=1 RAYON_NUM_THREADS=1 QUIRE_EMBED_THREADS=2 \
+# The embedding reference tests again on one thread (the encoder splits its work over
+# quire_embed::embed_threads(), one per core unless QUIRE_EMBED_THREADS says otherwise).
+QUIRE_EMBED_THREADS=1 \
   cargo test -p quire-embed --locked --test e5_reference --test bert_dir_reference
 # The web page of `quire serve` in a real browser: headless Debian chromium (/usr/bin/chromium)
 # driven by playwright-core from npm (web-tests/, pinned in its package-lock.json). The binary is

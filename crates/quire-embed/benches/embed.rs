@@ -96,10 +96,6 @@ fn python_baseline(model: &Path, texts: &[String]) -> Result<Vec<f64>, String> {
 }
 
 fn main() {
-    // As the quire binary does: candle on one thread, whole batches side by side
-    // (`quire_embed::batch_workers`), unless the thread counts are set in the environment.
-    // SAFETY: first thing in `main`, before any other thread exists.
-    unsafe { quire_embed::prefer_batch_parallel() };
     let path = std::env::var_os("QUIRE_BENCH_MODEL")
         .map(PathBuf::from)
         .unwrap_or_else(default_model_path);
@@ -114,10 +110,9 @@ fn main() {
     );
     let texts: Vec<String> = (0..64).map(passage).collect();
     println!(
-        "64 passages of {} words (about 200 tokens); candle threads {}, batch workers {}",
+        "64 passages of {} words (about 200 tokens); embedding threads {}",
         texts[0].split_whitespace().count(),
-        std::env::var("CANDLE_NUM_THREADS").unwrap_or_else(|_| "default".into()),
-        quire_embed::batch_workers()
+        quire_embed::embed_threads()
     );
     let mut ours = Vec::new();
     for batch in BATCHES {

