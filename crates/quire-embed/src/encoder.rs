@@ -231,7 +231,9 @@ impl Encoder {
             }
         });
         if t >= 32 * threads {
-            let rows = t.div_ceil(threads);
+            // Several chunks per thread, so a thread slowed by other work gets fewer of them;
+            // none smaller than 128 rows, where the product gets less efficient.
+            let rows = t.div_ceil(threads * 4).max(128).min(t.div_ceil(threads));
             out.par_chunks_mut(rows * d.out)
                 .zip(input.par_chunks(rows * d.inp))
                 .for_each(|(o, i)| {
