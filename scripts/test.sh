@@ -17,8 +17,9 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked
 # The embedding reference tests again on one thread (the encoder splits its work over
 # quire_embed::embed_threads(), one per core unless QUIRE_EMBED_THREADS says otherwise).
+# `--workspace` keeps the features of the run above, so nothing is rebuilt.
 QUIRE_EMBED_THREADS=1 \
-  cargo test -p quire-embed --locked --test e5_reference --test bert_dir_reference
+  cargo test --workspace --locked --test e5_reference --test bert_dir_reference
 # The web page of `quire serve` in a real browser: headless Debian chromium (/usr/bin/chromium)
 # driven by playwright-core from npm (web-tests/, pinned in its package-lock.json). The binary is
 # the one the Rust tests just built; the screenshot goes to target/web-tests/.
@@ -29,6 +30,7 @@ cargo build -p quire --locked
 # compiles llama.cpp with cmake.
 ./scripts/fetch-llm.sh smollm2 >/dev/null
 cargo clippy -p quire-llm -p quire --all-targets --features quire/local-llm --locked -- -D warnings
-cargo test -p quire-llm --features local-llm --locked
-# `quire ask` answering with the local model when no provider is configured.
-cargo test -p quire --features local-llm --locked --test ask
+# quire-llm's own tests, and `quire ask` answering with the local model when no provider is
+# configured: one command with the same packages and features as the clippy run, so llama.cpp
+# is built once for both.
+cargo test -p quire-llm -p quire --features quire/local-llm --locked --lib --test ask
