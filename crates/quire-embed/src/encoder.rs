@@ -349,11 +349,6 @@ impl Encoder {
         let inter = self.layers.first().map_or(0, |l| l.ffn_in.out);
         let mut inner = vec![0f32; t * inter];
         self.pool.install(|| {
-            let spans_rows: Vec<(usize, &[u32])> = spans
-                .iter()
-                .zip(batch)
-                .map(|(s, ids)| (s.0, *ids))
-                .collect();
             // Embeddings: each window's rows are its own, so windows go in parallel.
             let mut rest: &mut [f32] = &mut x;
             let mut pieces = Vec::with_capacity(spans.len());
@@ -364,8 +359,8 @@ impl Encoder {
             }
             pieces
                 .into_par_iter()
-                .zip(spans_rows)
-                .for_each(|(rows, (_, ids))| {
+                .zip(batch.par_iter())
+                .for_each(|(rows, ids)| {
                     for (p, row) in rows.chunks_exact_mut(hidden).enumerate() {
                         word_row(ids.get(p).copied().unwrap_or(0), row);
                         let pos = &self.positions[p * hidden..(p + 1) * hidden];
