@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 
 use quire_search::{Mode, SearchRequest, Searcher};
 use quire_vault::chunk::{ApproxTokenCounter, chunk_note};
-use quire_vault::scan::decode_note;
+use quire_vault::scan::{decode_note, read_note_bytes};
 use quire_vault::vault::check_confined;
 use quire_vault::{Chunk, Note, OpenOptions, VaultSettings, parse_note};
 use serde::Serialize;
@@ -259,17 +259,13 @@ impl SourceReader {
     /// The note's bytes as they are on disk now, and its absolute path.
     pub fn read_bytes(&self, path: &str) -> Result<(PathBuf, Vec<u8>), AssistError> {
         let abs = self.absolute(path)?;
-        let bytes = std::fs::read(&abs).map_err(|e| AssistError::Unreadable {
-            path: path.to_string(),
-            reason: e.to_string(),
-        })?;
-        let cap = self.settings.scan.max_file_bytes;
-        if bytes.len() as u64 > cap {
-            return Err(AssistError::Unreadable {
+        // A regular file only (a FIFO is refused without blocking), within the size cap.
+        let bytes = read_note_bytes(&abs, self.settings.scan.max_file_bytes).map_err(|reason| {
+            AssistError::Unreadable {
                 path: path.to_string(),
-                reason: format!("larger than the size cap ({} bytes > {cap})", bytes.len()),
-            });
-        }
+                reason: reason.to_string(),
+            }
+        })?;
         Ok((abs, bytes))
     }
 

@@ -9,13 +9,15 @@
 //! has the bytes it had when [`DraftTarget::read`] read it (blake3 of the bytes): the new text
 //! goes to a temporary file beside the note, which is synced and renamed over it, after a copy of
 //! the original went to the backup directory. The hash is checked once before anything is
-//! written and once more just before the rename; if it changed, nothing is replaced.
+//! written and once more just before the rename; if it changed, nothing is replaced. The write
+//! is [`quire_vault::atomic`]'s: a random temporary name created with `O_EXCL`, and a note that
+//! is a symbolic link is refused rather than replaced.
 
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use quire_llm::{CancelToken, ChatModel, ChatRequest};
+use quire_vault::atomic;
 use quire_vault::lines::LineIndex;
 use quire_vault::{Heading, Note, Outline};
 use serde::Serialize;
@@ -303,34 +305,16 @@ pub fn insert_draft_with(
     if let Some(parent) = backup.parent() {
         fs::create_dir_all(parent).map_err(|e| AssistError::io(parent, e))?;
     }
-    write_synced(&backup, &original)?;
+    // A new file, never an existing one or a link (see quire_vault::atomic).
+    atomic::write_new(&backup, &original).map_err(quire_vault::VaultError::from)?;
 
-    // Beside the note, so the rename stays on one file system and is atomic; a dot-name, so a
-    // scan running meanwhile never reads it as a note.
-    let dir = abs.parent().unwrap_or(Path::new("."));
-    let name = abs
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let temp = dir.join(format!(".{name}.quire-draft-{}.tmp", std::process::id()));
-    write_synced(&temp, new_text.as_bytes())?;
-    if let Ok(meta) = fs::metadata(abs) {
-        let _ = fs::set_permissions(&temp, meta.permissions());
-    }
-    before_commit();
-    // The last check, as close to the rename as it can be.
-    if let Err(err) = read_unchanged(target) {
-        let _ = fs::remove_file(&temp);
-        return Err(err);
-    }
-    fs::rename(&temp, abs).map_err(|e| {
-        let _ = fs::remove_file(&temp);
-        AssistError::io(abs, e)
+    // A random temporary name beside the note (so the rename stays on one file system), created
+    // with O_EXCL, and a note that is a symbolic link refused: quire_vault::atomic.
+    atomic::write_atomic_checked(abs, new_text.as_bytes(), || {
+        before_commit();
+        // The last check, as close to the rename as it can be.
+        read_unchanged(target).map(|_| ())
     })?;
-    // Make the rename itself durable (a no-op where directories cannot be synced).
-    if let Ok(handle) = fs::File::open(dir) {
-        let _ = handle.sync_all();
-    }
     Ok(Inserted {
         path: target.path.clone(),
         line,
@@ -341,7 +325,13 @@ pub fn insert_draft_with(
 
 /// The note's bytes, if they still hash as when the target was read.
 fn read_unchanged(target: &DraftTarget) -> Result<Vec<u8>, AssistError> {
-    let bytes = fs::read(&target.abs_path).map_err(|e| AssistError::io(&target.abs_path, e))?;
+    let bytes =
+        quire_vault::scan::read_note_bytes(&target.abs_path, u64::MAX).map_err(|reason| {
+            AssistError::Unreadable {
+                path: target.path.clone(),
+                reason: reason.to_string(),
+            }
+        })?;
     if blake3::hash(&bytes).to_hex().as_str() != target.hash {
         return Err(AssistError::Changed {
             path: target.path.clone(),
@@ -349,13 +339,6 @@ fn read_unchanged(target: &DraftTarget) -> Result<Vec<u8>, AssistError> {
         });
     }
     Ok(bytes)
-}
-
-fn write_synced(path: &Path, bytes: &[u8]) -> Result<(), AssistError> {
-    let mut file = fs::File::create(path).map_err(|e| AssistError::io(path, e))?;
-    file.write_all(bytes)
-        .and_then(|_| file.sync_all())
-        .map_err(|e| AssistError::io(path, e))
 }
 
 /// `<backup_dir>/<local time>/<vault-relative path>`, a new time folder if that one is taken.

@@ -43,6 +43,12 @@ pub enum AssistError {
     Unusable(String),
 }
 
+impl From<quire_vault::atomic::WriteError> for AssistError {
+    fn from(e: quire_vault::atomic::WriteError) -> Self {
+        AssistError::Vault(quire_vault::VaultError::Write(e))
+    }
+}
+
 impl AssistError {
     pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> AssistError {
         AssistError::Io {

@@ -22,6 +22,11 @@ pub enum IndexError {
         "the index holds embeddings of another space ({stored}) than the configured model ({configured}); nothing was mixed or deleted. Re-embed with `quire index --rebuild` (old vectors stay cached), or configure the model the index was built with"
     )]
     SpaceMismatch { stored: String, configured: String },
+    #[error(
+        "the full-text index ({}) does not match the store (generation {store}): an index run was interrupted. Run `quire index` to repair it",
+        match fulltext { Some(g) => format!("generation {g}"), None => "never committed".to_string() }
+    )]
+    Inconsistent { store: u64, fulltext: Option<u64> },
     #[error("{}: {source}", path.display())]
     Io {
         path: PathBuf,

@@ -217,7 +217,12 @@ impl FullText {
         }
         let query = BooleanQuery::new(clauses);
         let searcher = self.reader.searcher();
-        let top = searcher.search(&query, &TopDocs::with_limit(k).order_by_score())?;
+        let stats = AliveStatistics(&searcher);
+        let top = searcher.search_with_statistics_provider(
+            &query,
+            &TopDocs::with_limit(k).order_by_score(),
+            &stats,
+        )?;
         let mut hits = Vec::with_capacity(top.len());
         for (score, address) in top {
             let doc: TantivyDocument = searcher.doc(address)?;
@@ -234,6 +239,64 @@ impl FullText {
             });
         }
         Ok(hits)
+    }
+}
+
+/// BM25 statistics over the live documents only.
+///
+/// tantivy's own statistics count documents that were deleted but not yet merged away, so after
+/// incremental syncs the scores (and sometimes the order) differed from a fresh build of the same
+/// vault. Here the document count and document frequencies count live documents exactly; the
+/// token total subtracts the deleted documents' field lengths as the index stores them (exact up
+/// to 40 tokens per field, within about 10% above), so the average length is off by at most a
+/// fraction of the deleted documents' share. Segments without deletions cost what tantivy's own
+/// statistics cost.
+struct AliveStatistics<'a>(&'a tantivy::Searcher);
+
+impl tantivy::query::Bm25StatisticsProvider for AliveStatistics<'_> {
+    fn total_num_tokens(&self, field: Field) -> tantivy::Result<u64> {
+        let mut total = 0u64;
+        for segment in self.0.segment_readers() {
+            let all = segment.inverted_index(field)?.total_num_tokens();
+            let Some(alive) = segment.alive_bitset() else {
+                total += all;
+                continue;
+            };
+            let norms = segment.get_fieldnorms_reader(field)?;
+            let deleted: u64 = (0..segment.max_doc())
+                .filter(|&doc| alive.is_deleted(doc))
+                .map(|doc| u64::from(norms.fieldnorm(doc)))
+                .sum();
+            total += all.saturating_sub(deleted);
+        }
+        Ok(total)
+    }
+
+    fn total_num_docs(&self) -> tantivy::Result<u64> {
+        Ok(self.0.num_docs())
+    }
+
+    fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
+        use tantivy::DocSet;
+        let mut total = 0u64;
+        for segment in self.0.segment_readers() {
+            let index = segment.inverted_index(term.field())?;
+            let Some(alive) = segment.alive_bitset() else {
+                total += u64::from(index.doc_freq(term)?);
+                continue;
+            };
+            let Some(mut postings) = index.read_postings(term, IndexRecordOption::Basic)? else {
+                continue;
+            };
+            let mut doc = postings.doc();
+            while doc != tantivy::TERMINATED {
+                if alive.is_alive(doc) {
+                    total += 1;
+                }
+                doc = postings.advance();
+            }
+        }
+        Ok(total)
     }
 }
 

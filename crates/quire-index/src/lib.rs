@@ -5,7 +5,9 @@
 //! Invariants: the Markdown files are the truth and the index is always rebuildable from them;
 //! the full-text index is derived from the store and rebuildable from it; a sync commits a new
 //! generation to the store in one transaction, then to the full-text index with the same
-//! generation, and a mismatch found on the next sync is repaired by a rebuild; one writer at a
+//! generation, and a mismatch (a crash between the two commits) is seen by every reader
+//! ([`Consistency`]: searches refuse an inconsistent index rather than answer wrongly) and
+//! repaired by the next sync or by [`repair_fulltext`]; one writer at a
 //! time holds [`lock::WriterLock`]. Nothing here writes into the vault.
 //!
 //! ```no_run
@@ -26,4 +28,4 @@ pub mod sync;
 pub use error::IndexError;
 pub use fulltext::{Boosts, Filter, FullText, FullTextDoc, FullTextHit};
 pub use store::Store;
-pub use sync::{IndexLocation, SyncOptions, SyncStats, sync};
+pub use sync::{Consistency, IndexLocation, SyncOptions, SyncStats, repair_fulltext, sync};

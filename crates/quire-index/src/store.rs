@@ -355,8 +355,31 @@ impl StoreTransaction<'_> {
         Ok(())
     }
 
-    /// Writes a note with its chunks, tags and links (replacing what was there).
+    /// Writes a note with its chunks, tags and links (replacing what was there). On an error
+    /// nothing of this call is kept (a savepoint), and the rest of the transaction stands.
     pub fn put_note(
+        &self,
+        note: &quire_vault::Note,
+        chunks: &[quire_vault::Chunk],
+        mtime_ns: u128,
+        size: u64,
+        generation: u64,
+    ) -> Result<(), IndexError> {
+        self.tx
+            .execute_batch("SAVEPOINT quire_note")
+            .map_err(db_err)?;
+        match self.put_note_rows(note, chunks, mtime_ns, size, generation) {
+            Ok(()) => self.tx.execute_batch("RELEASE quire_note").map_err(db_err),
+            Err(err) => {
+                self.tx
+                    .execute_batch("ROLLBACK TO quire_note; RELEASE quire_note")
+                    .map_err(db_err)?;
+                Err(err)
+            }
+        }
+    }
+
+    fn put_note_rows(
         &self,
         note: &quire_vault::Note,
         chunks: &[quire_vault::Chunk],

@@ -10,9 +10,9 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use quire_vault::chunk::{ApproxTokenCounter, chunk_note};
+use quire_vault::chunk::{ApproxTokenCounter, chunk_note_bounded};
 use quire_vault::scan::{read_note_file, scan_vault};
-use quire_vault::{Chunk, Note, OpenOptions, Skipped, VaultSettings, parse_note};
+use quire_vault::{Chunk, Note, OpenOptions, SkipReason, Skipped, VaultSettings, parse_note};
 use serde::Serialize;
 
 use crate::error::IndexError;
@@ -65,6 +65,75 @@ impl IndexLocation {
             path: self.dir.clone(),
             source,
         })
+    }
+}
+
+/// Where the two halves of an index stand: the store's generation and the full-text index's.
+/// They differ only when a sync died between its two commits (or a directory was restored).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Consistency {
+    pub store_generation: u64,
+    /// `None` before the full-text index's first commit.
+    pub fulltext_generation: Option<u64>,
+}
+
+impl Consistency {
+    /// Reads both generations.
+    pub fn read(store: &Store, fulltext: &FullText) -> Result<Consistency, IndexError> {
+        Ok(Consistency {
+            store_generation: store.generation()?,
+            fulltext_generation: fulltext.generation()?,
+        })
+    }
+
+    /// Whether searches over this index see what the store holds.
+    pub fn is_consistent(&self) -> bool {
+        match self.fulltext_generation {
+            Some(g) => g == self.store_generation,
+            None => self.store_generation == 0,
+        }
+    }
+
+    /// The error a reader reports for an inconsistent index.
+    pub fn error(&self) -> IndexError {
+        IndexError::Inconsistent {
+            store: self.store_generation,
+            fulltext: self.fulltext_generation,
+        }
+    }
+}
+
+/// Makes the full-text index match the store again if it does not (rebuilt from the store, no
+/// note is read), taking the writer lock; while another process holds the lock (a sync between
+/// its two commits), waits up to `wait` for it. Returns whether anything was rebuilt.
+pub fn repair_fulltext(
+    location: &IndexLocation,
+    wait: std::time::Duration,
+) -> Result<bool, IndexError> {
+    let deadline = Instant::now() + wait;
+    loop {
+        let lock = match WriterLock::acquire(&location.dir) {
+            Ok(lock) => lock,
+            Err(IndexError::Locked { .. }) if Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+                continue;
+            }
+            Err(err) => return Err(err),
+        };
+        let store = Store::open(&location.store_path())?;
+        let fulltext = FullText::open(&location.fulltext_dir())?;
+        let state = Consistency::read(&store, &fulltext)?;
+        if state.is_consistent() {
+            return Ok(false);
+        }
+        let mut writer = fulltext.writer()?;
+        writer.delete_all()?;
+        for d in docs_from_store(&store)? {
+            writer.add(&d)?;
+        }
+        writer.commit(state.store_generation)?;
+        drop(lock);
+        return Ok(true);
     }
 }
 
@@ -189,14 +258,36 @@ pub fn sync(
                 continue;
             }
         };
+        // A note that makes the parser or chunker fail is skipped and reported; the sync goes on.
+        let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            parse_note(&file.path, &text, &settings.parse)
+        }));
+        let Ok(note) = parsed else {
+            skipped.push(note_failed(&file.path, "the parser failed on it"));
+            continue;
+        };
         present.insert(file.path.clone());
-        let note = parse_note(&file.path, &text, &settings.parse);
         if !rebuild_all && previous.is_some_and(|row| row.sha256 == note.sha256) {
             touched.push((file.path.clone(), file.mtime_ns, file.size));
             unchanged += 1;
             continue;
         }
-        let chunks = chunk_note(&note, &settings.chunk, &ApproxTokenCounter);
+        let chunked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            chunk_note_bounded(&note, &settings.chunk, &ApproxTokenCounter)
+        }));
+        let Ok((chunks, truncated)) = chunked else {
+            present.remove(&file.path);
+            skipped.push(note_failed(&file.path, "the chunker failed on it"));
+            continue;
+        };
+        if truncated {
+            skipped.push(Skipped::new(
+                file.path.clone(),
+                SkipReason::TooManyChunks {
+                    limit: quire_vault::chunk::MAX_CHUNKS_PER_NOTE,
+                },
+            ));
+        }
         changed.push((note, chunks, file.mtime_ns, file.size));
     }
     let deleted: Vec<String> = known
@@ -213,6 +304,8 @@ pub fn sync(
         && !fulltext_behind
         && !rebuild_all;
     let mut new_generation = generation;
+    // Notes the store refused (see below): out of the index like deleted ones, but not counted so.
+    let mut failed: Vec<String> = Vec::new();
     if !nothing_to_do || generation == 0 {
         new_generation = generation + 1;
         let tx = store.begin()?;
@@ -222,13 +315,25 @@ pub fn sync(
         for (path, mtime, size) in &touched {
             tx.touch_note(path, *mtime, *size)?;
         }
+        // One note's rows that the store refuses are rolled back alone (a savepoint); the note is
+        // then left out, like a deleted one, and reported, so one note never fails the sync.
         for (note, chunks, mtime, size) in &changed {
-            tx.put_note(note, chunks, *mtime, *size, new_generation)?;
+            if let Err(err) = tx.put_note(note, chunks, *mtime, *size, new_generation) {
+                tx.delete_note(&note.path)?;
+                skipped.push(note_failed(
+                    &note.path,
+                    &format!("the index refused it: {err}"),
+                ));
+                failed.push(note.path.clone());
+            }
         }
+        skipped.sort_by(|a, b| a.path.cmp(&b.path));
+        changed.retain(|(note, ..)| !failed.contains(&note.path));
         tx.set_skipped(&skipped)?;
         tx.set_meta(CHUNKER_KEY, &chunker)?;
         tx.set_meta("vault_root", &settings.root.to_string_lossy())?;
         tx.commit(new_generation)?;
+        failpoint("after_store_commit");
     }
     // Record the space when it is new to this index (first use of a model, or a rebuild).
     if let Some(space) = &space {
@@ -251,7 +356,7 @@ pub fn sync(
                 writer.add(&d)?;
             }
         } else {
-            for path in &deleted {
+            for path in deleted.iter().chain(&failed) {
                 writer.delete_path(path);
             }
             for (note, chunks, _, _) in &changed {
@@ -261,6 +366,7 @@ pub fn sync(
                 }
             }
         }
+        failpoint("before_fulltext_commit");
         writer.commit(new_generation)?;
     }
 
@@ -305,6 +411,25 @@ pub fn sync(
         fulltext_rebuilt: rebuild_fulltext,
         seconds: started.elapsed().as_secs_f64(),
     })
+}
+
+/// A note left out of the index because of a problem with it alone.
+fn note_failed(path: &str, why: &str) -> Skipped {
+    Skipped::new(
+        path.to_string(),
+        SkipReason::Unreadable {
+            error: format!("not indexed: {why}"),
+        },
+    )
+}
+
+/// Crash tests stop the process here when `QUIRE_FAILPOINT` names this point (abort, as a kill
+/// would: nothing is flushed or unwound). Costs one environment lookup per sync.
+fn failpoint(name: &str) {
+    if std::env::var_os("QUIRE_FAILPOINT").is_some_and(|v| v == name) {
+        eprintln!("quire: failpoint {name}: aborting");
+        std::process::abort();
+    }
 }
 
 fn note_type(properties: &std::collections::BTreeMap<String, serde_json::Value>) -> Option<String> {

@@ -5,9 +5,10 @@
 //! - A citation is `[`, one or more ids separated by `,` or `;`, then `]`, with optional
 //!   whitespace around ids: `[S1]`, `[S1, S3]`, `[S2;S4]`. Adjacent groups `[S1][S2]` are two
 //!   citations.
-//! - An id is `S` and 1 to 6 ASCII digits. A lowercase `s` is accepted, because models do write
+//! - An id is `S` and 1 to 64 ASCII digits. A lowercase `s` is accepted, because models do write
 //!   `[s1]` and it cannot mean anything else; ids are normalised to `S` plus the number without
-//!   leading zeros, so `[s01]` cites `S1`.
+//!   leading zeros, so `[s01]` cites `S1`. A number no source has (`[S100000000000000000000]`)
+//!   is an invalid citation, reported and removed like `[S9]`, never left in the answer as prose.
 //! - Anything else between the brackets means the brackets are prose, not a citation:
 //!   `[S1-S3]`, `[S1 and S2]`, `[Sources]`, `[^1]`. Only ASCII brackets count.
 //! - A `[` always starts a new candidate, so `[[S1]]` (a model writing a wikilink) and
@@ -16,8 +17,10 @@
 //! Ids that are not among the known sources are reported as invalid: a caller drops them and
 //! never turns them into paths. Pure: no I/O.
 
-/// The most digits in an id; longer numbers are not source numbers.
-const MAX_DIGITS: usize = 6;
+/// The most digits in an id; a longer run is prose. Far more than any source count, so that an
+/// absurd id is still seen as a citation (and reported as invalid), within the 96 characters
+/// the streaming rewriter holds back for one candidate.
+const MAX_DIGITS: usize = 64;
 
 /// The ids an answer cites, each once, in the order of first use.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -232,13 +235,20 @@ mod tests {
             "S1]",
             "(S1)",
             "【S1】",
-            "[S1234567]",
+            "[S12345678901234567890123456789012345678901234567890123456789012345]",
             "[S1,]",
             "[,S1]",
         ] {
             let found = parse_citations(text, KNOWN);
             assert_eq!(found, Citations::default(), "{text}");
         }
+    }
+
+    #[test]
+    fn an_absurd_number_is_an_invalid_citation_not_prose() {
+        let found = parse_citations("Yes [S100000000000000000000] and [S1234567].", KNOWN);
+        assert_eq!(found.valid, Vec::<String>::new());
+        assert_eq!(found.invalid, ["S100000000000000000000", "S1234567"]);
     }
 
     #[test]

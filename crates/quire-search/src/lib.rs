@@ -162,7 +162,22 @@ pub struct Searcher {
 }
 
 impl Searcher {
+    /// Opens the index; an inconsistent one (see [`quire_index::Consistency`]) is an error.
     pub fn open(location: &IndexLocation) -> Result<Searcher, SearchError> {
+        let searcher = Searcher::open_any(location)?;
+        // A sync that died between its store commit and its full-text commit leaves the two at
+        // different generations: BM25 would return deleted notes and miss new text. Refuse
+        // (the caller may repair with quire_index::repair_fulltext and open again).
+        let state = searcher.consistency()?;
+        if !state.is_consistent() {
+            return Err(SearchError::Index(state.error()));
+        }
+        Ok(searcher)
+    }
+
+    /// Opens the index even when its two halves disagree: for reports (`quire status`) that
+    /// say so, never for answering searches.
+    pub fn open_any(location: &IndexLocation) -> Result<Searcher, SearchError> {
         if !location.store_path().exists() {
             return Err(SearchError::NoIndex(location.dir.display().to_string()));
         }
@@ -185,6 +200,11 @@ impl Searcher {
 
     pub fn store(&self) -> &Store {
         &self.store
+    }
+
+    /// The generations of the store and of the full-text index.
+    pub fn consistency(&self) -> Result<quire_index::Consistency, SearchError> {
+        Ok(quire_index::Consistency::read(&self.store, &self.fulltext)?)
     }
 
     /// The embedding space stored with the index, if any.

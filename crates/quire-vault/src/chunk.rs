@@ -127,14 +127,33 @@ struct Section {
     end_line: usize,
 }
 
-/// Splits a note into chunks, in document order.
+/// The most chunks one note gives. A note past it (say, a 3 MB log with 100,000 headings) would
+/// otherwise take hours to embed; the index keeps its first chunks and reports the rest as not
+/// indexed ([`crate::SkipReason::TooManyChunks`]). 2,000 chunks is about 500,000 tokens of text.
+pub const MAX_CHUNKS_PER_NOTE: usize = 2_000;
+
+/// Splits a note into chunks, in document order, at most [`MAX_CHUNKS_PER_NOTE`] of them.
 pub fn chunk_note(note: &Note, options: &ChunkOptions, counter: &dyn TokenCounter) -> Vec<Chunk> {
+    chunk_note_bounded(note, options, counter).0
+}
+
+/// [`chunk_note`], and whether the note had more chunks than [`MAX_CHUNKS_PER_NOTE`] (then only
+/// the first ones are returned).
+pub fn chunk_note_bounded(
+    note: &Note,
+    options: &ChunkOptions,
+    counter: &dyn TokenCounter,
+) -> (Vec<Chunk>, bool) {
     let source = note.source.as_str();
     let index = LineIndex::new(source);
     let visible = visible_text(note, &index);
+    let content = content_starts(note);
     let mut chunks = Vec::new();
     for section in sections(note) {
-        let units = section_units(note, &section, &index, &visible);
+        if chunks.len() > MAX_CHUNKS_PER_NOTE {
+            break;
+        }
+        let units = section_units(&section, &content, &index, &visible);
         let mut pieces = Vec::new();
         for unit in units {
             split_to_fit(
@@ -169,7 +188,20 @@ pub fn chunk_note(note: &Note, options: &ChunkOptions, counter: &dyn TokenCounte
             ));
         }
     }
-    chunks
+    let truncated = chunks.len() > MAX_CHUNKS_PER_NOTE;
+    chunks.truncate(MAX_CHUNKS_PER_NOTE);
+    // Section keys are unique and an id hashes (key, ordinal), so ids are unique; this only
+    // guards against a collision of the 64-bit hash prefix.
+    let mut ids = std::collections::HashSet::with_capacity(chunks.len());
+    for chunk in &mut chunks {
+        let mut salt = 0u32;
+        while !ids.insert(chunk.id.clone()) {
+            salt += 1;
+            let input = format!("{}\u{1e}{salt}", chunk.id);
+            chunk.id = blake3::hash(input.as_bytes()).to_hex()[..16].to_string();
+        }
+    }
+    (chunks, truncated)
 }
 
 /// The source with frontmatter and comments blanked (same byte offsets).
@@ -209,6 +241,7 @@ fn sections(note: &Note) -> Vec<Section> {
     }
     let mut stack: Vec<(u8, String)> = Vec::new();
     let mut seen: std::collections::HashMap<String, usize> = Default::default();
+    let mut used: std::collections::HashSet<String> = Default::default();
     for (i, h) in note.headings.iter().enumerate() {
         while stack.last().is_some_and(|(level, _)| *level >= h.level) {
             stack.pop();
@@ -218,11 +251,18 @@ fn sections(note: &Note) -> Vec<Section> {
         let base = heading_path.join("\u{1f}");
         let n = seen.entry(base.clone()).or_insert(0);
         *n += 1;
-        let key = if *n == 1 {
-            base
+        let mut key = if *n == 1 {
+            base.clone()
         } else {
             format!("{base}\u{1f}#{n}")
         };
+        // A repeat's key can equal another heading's own path (`# A`, `# A`, `## #2` gives
+        // "A␟#2" twice): count on until the key is new, so keys (and ids) are unique by
+        // construction. Notes without such a clash keep the keys they always had.
+        while !used.insert(key.clone()) {
+            *n += 1;
+            key = format!("{base}\u{1f}#{n}");
+        }
         let end_line = note
             .headings
             .get(i + 1)
@@ -236,45 +276,59 @@ fn sections(note: &Note) -> Vec<Section> {
         });
     }
     // A heading with nothing under it but deeper headings ("## Progress" then "### Week 5") joins
-    // the first child section instead of becoming a chunk of one line.
-    let mut i = sections.len();
-    while i >= 2 {
-        i -= 1;
-        let (parent, child) = (&sections[i - 1], &sections[i]);
-        // A child by its heading path, not just by depth: after an earlier merge the next section
-        // may be a deeper heading under a different parent ("# A", "# B", "## C" with B empty).
-        let is_child = child.heading_path.len() > parent.heading_path.len()
-            && !parent.heading_path.is_empty()
-            && child.heading_path.starts_with(&parent.heading_path);
-        let empty = !note.blocks.iter().any(|b| {
-            !matches!(b.kind, BlockKind::Heading | BlockKind::Comment)
-                && b.start_line > parent.start_line
-                && b.start_line <= parent.end_line
-        });
-        if is_child && empty {
-            let start = parent.start_line;
-            sections.remove(i - 1);
-            sections[i - 1].start_line = start;
+    // the first child section instead of becoming a chunk of one line. Walked from the end, so a
+    // merged child can absorb its grandparent next; linear in the sections (binary search for
+    // content), as a note may have 100,000 headings.
+    let content = content_starts(note);
+    let has_content = |section: &Section| {
+        let i = content.partition_point(|&l| l <= section.start_line);
+        content.get(i).is_some_and(|&l| l <= section.end_line)
+    };
+    let mut kept: Vec<Section> = Vec::with_capacity(sections.len());
+    let mut pending = sections.into_iter().rev();
+    if let Some(mut child) = pending.next() {
+        for parent in pending {
+            // A child by its heading path, not just by depth: after an earlier merge the next
+            // section may be a deeper heading under a different parent ("# A", "# B", "## C"
+            // with B empty).
+            let is_child = child.heading_path.len() > parent.heading_path.len()
+                && !parent.heading_path.is_empty()
+                && child.heading_path.starts_with(&parent.heading_path);
+            if is_child && !has_content(&parent) {
+                child.start_line = parent.start_line;
+            } else {
+                kept.push(std::mem::replace(&mut child, parent));
+            }
         }
+        kept.push(child);
     }
-    sections
+    kept.reverse();
+    kept
 }
 
-/// The byte ranges of a section's units (trimmed; units with no visible text dropped).
-fn section_units(
-    note: &Note,
-    section: &Section,
-    index: &LineIndex,
-    visible: &str,
-) -> Vec<Range<usize>> {
+/// The first lines of the note's content blocks (not headings, not comments), ascending.
+fn content_starts(note: &Note) -> Vec<usize> {
     let mut starts: Vec<usize> = note
         .blocks
         .iter()
         .filter(|b| !matches!(b.kind, BlockKind::Heading | BlockKind::Comment))
         .map(|b| b.start_line)
-        .filter(|&l| l > section.start_line && l <= section.end_line)
         .collect();
+    starts.sort_unstable();
     starts.dedup();
+    starts
+}
+
+/// The byte ranges of a section's units (trimmed; units with no visible text dropped).
+fn section_units(
+    section: &Section,
+    content: &[usize],
+    index: &LineIndex,
+    visible: &str,
+) -> Vec<Range<usize>> {
+    let from = content.partition_point(|&l| l <= section.start_line);
+    let to = content.partition_point(|&l| l <= section.end_line);
+    let mut starts: Vec<usize> = content[from..to.max(from)].to_vec();
     // The heading line (or the preamble's first line) belongs to the section's first unit, so a
     // heading never stands alone when its section has content.
     match starts.first_mut() {

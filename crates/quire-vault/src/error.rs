@@ -18,6 +18,8 @@ pub enum VaultError {
     NoteNotFound(String),
     #[error("{0}")]
     BadRequest(String),
+    #[error(transparent)]
+    Write(#[from] crate::atomic::WriteError),
     #[error("{}: {source}", path.display())]
     Io {
         path: PathBuf,

@@ -9,7 +9,8 @@
 //! - [`outline`] and [`reasoning`] build the deterministic reasoning index (tree, manifest, outlines).
 //!
 //! Parsing, linking, chunking and the reasoning index are pure functions of text; only [`scan`],
-//! [`Vault::open`], the config loader and [`reasoning::export`] touch the file system.
+//! [`Vault::open`], the config loader, [`atomic`] (the one way quire replaces a file and reads a
+//! note file) and [`reasoning::export`] touch the file system.
 //!
 //! ```
 //! use quire_vault::{parse_note, chunk::{chunk_note, ChunkOptions, ApproxTokenCounter}};
@@ -22,6 +23,7 @@
 //! assert_eq!(chunks.last().unwrap().heading_path, vec!["Trip", "Budget"]);
 //! ```
 
+pub mod atomic;
 pub mod chunk;
 pub mod config;
 pub mod daily;

@@ -9,7 +9,6 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -262,21 +261,10 @@ fn remove_stale_outlines(
     Ok(removed)
 }
 
-/// Writes a file by writing a temporary file beside it, syncing it, and renaming it over.
+/// Writes a file atomically (see [`crate::atomic`]): a random temporary name, no link followed,
+/// a link at the target refused.
 pub fn write_atomic(path: &Path, text: &str) -> Result<(), VaultError> {
-    let io = |source| VaultError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let file_name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{file_name}.tmp-{}", std::process::id()));
-    let mut file = fs::File::create(&tmp).map_err(io)?;
-    file.write_all(text.as_bytes()).map_err(io)?;
-    file.sync_all().map_err(io)?;
-    fs::rename(&tmp, path).map_err(io)
+    Ok(crate::atomic::write_atomic(path, text.as_bytes())?)
 }
 
 /// A note whose export entry no longer matches the vault.

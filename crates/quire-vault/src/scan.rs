@@ -45,16 +45,36 @@ impl Default for ScanOptions {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum SkipReason {
-    Excluded { pattern: String },
+    Excluded {
+        pattern: String,
+    },
     NotIncluded,
-    SymlinkOutsideVault { target: String },
+    SymlinkOutsideVault {
+        target: String,
+    },
     BrokenSymlink,
     SymlinkLoop,
-    Unreadable { error: String },
-    NotUtf8 { line: usize, byte: usize },
+    Unreadable {
+        error: String,
+    },
+    NotUtf8 {
+        line: usize,
+        byte: usize,
+    },
     Binary,
-    TooLarge { bytes: u64, limit: u64 },
+    TooLarge {
+        bytes: u64,
+        limit: u64,
+    },
     BadFileName,
+    /// A FIFO, socket or device with a note's name: never opened (a FIFO would block a reader).
+    NotAFile {
+        file_type: String,
+    },
+    /// The note has more chunks than one note may have: only the first `limit` are indexed.
+    TooManyChunks {
+        limit: usize,
+    },
 }
 
 impl std::fmt::Display for SkipReason {
@@ -82,6 +102,13 @@ impl std::fmt::Display for SkipReason {
                 *limit as f64 / 1e6
             ),
             SkipReason::BadFileName => write!(f, "file name is not valid UTF-8"),
+            SkipReason::NotAFile { file_type } => {
+                write!(f, "not a regular file ({file_type}): not read")
+            }
+            SkipReason::TooManyChunks { limit } => write!(
+                f,
+                "more than {limit} chunks: only the first {limit} are indexed (split the note to index the rest)"
+            ),
         }
     }
 }
@@ -261,19 +288,32 @@ pub fn scan_vault(root: &Path, options: &ScanOptions) -> Result<ScanReport, Vaul
             Err(e) => {
                 let path = relative(&root, entry.path())
                     .unwrap_or_else(|| entry.path().display().to_string());
+                let reason = match e.io_error() {
+                    Some(io) => io_reason(entry.path(), io),
+                    None => SkipReason::Unreadable {
+                        error: e.to_string(),
+                    },
+                };
                 if let Ok(mut s) = skipped.lock() {
-                    s.push(Skipped::new(
-                        path,
-                        SkipReason::Unreadable {
-                            error: e.to_string(),
-                        },
-                    ));
+                    s.push(Skipped::new(path, reason));
                 }
                 continue;
             }
         };
         report.newest_mtime_ns = report.newest_mtime_ns.max(mtime_ns(&meta));
         if meta.is_dir() {
+            continue;
+        }
+        if !meta.is_file() {
+            // A FIFO, socket or device: opening a FIFO to read it blocks until someone writes.
+            let path =
+                relative(&root, entry.path()).unwrap_or_else(|| entry.path().display().to_string());
+            report.skipped.push(Skipped::new(
+                path,
+                SkipReason::NotAFile {
+                    file_type: crate::atomic::file_kind(&meta.file_type()).to_string(),
+                },
+            ));
             continue;
         }
         let Some(rel) = relative(&root, entry.path()) else {
@@ -338,7 +378,10 @@ pub fn scan_vault(root: &Path, options: &ScanOptions) -> Result<ScanReport, Vaul
 fn describe_walk_error(root: &Path, err: &ignore::Error) -> (String, SkipReason) {
     match err {
         ignore::Error::WithPath { path, err } => {
-            let (_, reason) = describe_walk_error(root, err);
+            let reason = match &**err {
+                ignore::Error::Io(e) => io_reason(path, e),
+                _ => describe_walk_error(root, err).1,
+            };
             (
                 relative(root, path).unwrap_or_else(|| path.display().to_string()),
                 reason,
@@ -351,6 +394,7 @@ fn describe_walk_error(root: &Path, err: &ignore::Error) -> (String, SkipReason)
             relative(root, child).unwrap_or_else(|| child.display().to_string()),
             SkipReason::SymlinkLoop,
         ),
+        ignore::Error::Io(e) => (String::new(), io_reason(Path::new(""), e)),
         other => (
             String::new(),
             SkipReason::Unreadable {
@@ -362,16 +406,51 @@ fn describe_walk_error(root: &Path, err: &ignore::Error) -> (String, SkipReason)
 
 /// Reads a note file, checking the size cap, binary content and UTF-8.
 pub fn read_note_file(file: &NoteFile, max_file_bytes: u64) -> Result<String, SkipReason> {
-    let bytes = fs::read(&file.abs_path).map_err(|e| SkipReason::Unreadable {
-        error: e.to_string(),
-    })?;
-    if bytes.len() as u64 > max_file_bytes {
-        return Err(SkipReason::TooLarge {
-            bytes: bytes.len() as u64,
-            limit: max_file_bytes,
-        });
-    }
+    read_note_path(&file.abs_path, max_file_bytes)
+}
+
+/// Reads the note at `path` as [`read_note_file`] does: only a regular file (a FIFO put there
+/// after a scan is refused without blocking, see [`crate::atomic::read_regular`]), at most
+/// `max_file_bytes`, text only.
+pub fn read_note_path(path: &Path, max_file_bytes: u64) -> Result<String, SkipReason> {
+    let bytes = read_note_bytes(path, max_file_bytes)?;
     decode_note(bytes)
+}
+
+/// The bytes of the regular file at `path`, at most `max_file_bytes`, with the reason if not.
+pub fn read_note_bytes(path: &Path, max_file_bytes: u64) -> Result<Vec<u8>, SkipReason> {
+    use crate::atomic::{ReadError, read_regular};
+    read_regular(path, max_file_bytes).map_err(|e| match e {
+        ReadError::NotAFile { kind } => SkipReason::NotAFile {
+            file_type: kind.to_string(),
+        },
+        ReadError::TooLarge { bytes } => SkipReason::TooLarge {
+            bytes,
+            limit: max_file_bytes,
+        },
+        ReadError::Io(e) => io_reason(path, &e),
+    })
+}
+
+/// The documented reason for an I/O error on `path`: a link loop and a broken link by name.
+pub fn io_reason(path: &Path, error: &std::io::Error) -> SkipReason {
+    // ELOOP is 40 on Linux, 62 on the BSDs and macOS.
+    let eloop = if cfg!(any(target_os = "linux", target_os = "android")) {
+        40
+    } else {
+        62
+    };
+    if error.raw_os_error() == Some(eloop) {
+        return SkipReason::SymlinkLoop;
+    }
+    if error.kind() == std::io::ErrorKind::NotFound
+        && fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+    {
+        return SkipReason::BrokenSymlink;
+    }
+    SkipReason::Unreadable {
+        error: error.to_string(),
+    }
 }
 
 /// Checks that note bytes are text: no NUL byte in the first 8 KiB, valid UTF-8.

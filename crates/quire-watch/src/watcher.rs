@@ -254,9 +254,7 @@ impl<F: Fn(WatchEvent)> Worker<F> {
         let mut options = self.sync.clone();
         // A requested rebuild is done once, by the reconciliation; later flushes are incremental.
         options.rebuild &= self.reconciling;
-        let result = catch_unwind(AssertUnwindSafe(|| {
-            quire_index::sync(&self.vault_root, &self.location, &options, &())
-        }));
+        let result = self.sync_watched(&options);
         let result: Result<SyncStats, SyncFailure> = match result {
             Ok(result) => result.map_err(SyncFailure::Index),
             Err(panic) => Err(SyncFailure::Panic(panic_message(panic.as_ref()))),
@@ -296,12 +294,58 @@ impl<F: Fn(WatchEvent)> Worker<F> {
         }
     }
 
+    /// Runs one sync on a scoped thread while this one watches it: a sync still running after
+    /// [`STALL_REPORT`] (a file that blocks reading, a dead network share) is reported as a
+    /// failure every [`STALL_REPORT`] until it ends, so status, events and stderr say the index is
+    /// not being kept fresh instead of showing the last good sync.
+    fn sync_watched(
+        &self,
+        options: &quire_index::SyncOptions,
+    ) -> std::thread::Result<Result<SyncStats, quire_index::IndexError>> {
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::scope(|scope| {
+            let (vault, location) = (&self.vault_root, &self.location);
+            let worker = std::thread::Builder::new()
+                .name("quire-sync".into())
+                .spawn_scoped(scope, move || {
+                    let result = catch_unwind(AssertUnwindSafe(|| {
+                        quire_index::sync(vault, location, options, &())
+                    }));
+                    let _ = done.send(());
+                    result
+                });
+            let worker = match worker {
+                Ok(worker) => worker,
+                // No thread to be had: sync on this one, unwatched.
+                Err(_) => {
+                    return catch_unwind(AssertUnwindSafe(|| {
+                        quire_index::sync(vault, location, options, &())
+                    }));
+                }
+            };
+            let started = Instant::now();
+            while let Err(RecvTimeoutError::Timeout) = finished.recv_timeout(STALL_REPORT) {
+                let message = format!(
+                    "the sync of {} has been running for {:.0} s and has not finished: notes saved meanwhile are not searchable yet",
+                    self.vault_root.display(),
+                    started.elapsed().as_secs_f64()
+                );
+                eprintln!("quire watch: {message}");
+                self.emit(WatchEvent::Failed { message });
+            }
+            worker.join().unwrap_or_else(Err)
+        })
+    }
+
     fn emit(&self, event: WatchEvent) {
         if catch_unwind(AssertUnwindSafe(|| (self.on_event)(event))).is_err() {
             eprintln!("quire watch: the event callback panicked; the watcher goes on");
         }
     }
 }
+
+/// How long a sync may run before the watcher reports that it has not finished.
+const STALL_REPORT: Duration = Duration::from_secs(60);
 
 #[cfg(test)]
 mod tests {

@@ -601,7 +601,20 @@ fn load_embedder(cli: &Cli) -> Result<Option<Arc<dyn Embedder>>> {
 }
 
 fn open_searcher(cli: &Cli, embedder: Option<Arc<dyn Embedder>>) -> Result<Searcher> {
-    let searcher = Searcher::open(&index_location(cli)?)?;
+    let location = index_location(cli)?;
+    let searcher = match Searcher::open(&location) {
+        // A sync died between its two commits: rebuild the full-text half from the store (no
+        // note is read again), waiting a little for a sync that is between them right now.
+        Err(quire_search::SearchError::Index(quire_index::IndexError::Inconsistent { .. })) => {
+            if quire_index::repair_fulltext(&location, std::time::Duration::from_secs(10))? {
+                eprintln!(
+                    "quire: the full-text index did not match the store (an index run was interrupted): rebuilt it from the store"
+                );
+            }
+            Searcher::open(&location)?
+        }
+        other => other?,
+    };
     Ok(match embedder {
         Some(e) => searcher.with_embedder(e),
         None => searcher,
@@ -671,8 +684,9 @@ fn run_index_command(cli: &Cli, out: &mut String) -> Result<ExitCode> {
         }
         Command::Status => {
             let location = index_location(cli)?;
-            let searcher = Searcher::open(&location)?;
+            let searcher = Searcher::open_any(&location)?;
             let space = searcher.space()?;
+            let consistency = searcher.consistency()?;
             let store = searcher.store();
             let skipped = store.skipped()?;
             let size = dir_size(&location.dir);
@@ -686,12 +700,17 @@ fn run_index_command(cli: &Cli, out: &mut String) -> Result<ExitCode> {
                 "embedding_space": space,
                 "skipped": skipped.iter().map(|(p, m)| json!({"path": p, "reason": m})).collect::<Vec<_>>(),
                 "index_bytes": size,
+                "fulltext_generation": consistency.fulltext_generation,
+                "consistent": consistency.is_consistent(),
             });
             if cli.json {
                 print_json(out, &status);
             } else {
                 outln!(out, "index       {}", location.dir.display());
                 outln!(out, "generation  {}", status["generation"]);
+                if !consistency.is_consistent() {
+                    outln!(out, "consistent  no: {}", consistency.error());
+                }
                 outln!(out, "notes       {}", status["notes_indexed"]);
                 outln!(out, "chunks      {}", status["chunks"]);
                 match &space {
