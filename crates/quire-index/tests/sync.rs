@@ -253,3 +253,29 @@ fn filters_and_scripts_without_spaces_are_searchable() {
         "{tagged:?}"
     );
 }
+
+#[test]
+fn a_note_the_store_refuses_is_rolled_back_alone() {
+    use quire_vault::chunk::{ApproxTokenCounter, ChunkOptions, chunk_note};
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("quire.sqlite")).unwrap();
+    let parse = |path: &str, text: &str| quire_vault::parse_note(path, text, &Default::default());
+    let bad = parse("Bad.md", "# A\n\none\n\n# B\n\ntwo\n");
+    let mut bad_chunks = chunk_note(&bad, &ChunkOptions::default(), &ApproxTokenCounter);
+    // Two chunks with one id: the UNIQUE constraint refuses the second.
+    bad_chunks[1].id = bad_chunks[0].id.clone();
+    let good = parse("Good.md", "# Good\n\nfine\n");
+    let good_chunks = chunk_note(&good, &ChunkOptions::default(), &ApproxTokenCounter);
+    let tx = store.begin().unwrap();
+    let err = tx.put_note(&bad, &bad_chunks, 1, 10, 1).unwrap_err();
+    assert!(err.to_string().contains("UNIQUE"), "{err}");
+    tx.put_note(&good, &good_chunks, 1, 10, 1).unwrap();
+    tx.commit(1).unwrap();
+    let notes: Vec<String> = store.notes().unwrap().into_iter().map(|n| n.path).collect();
+    assert_eq!(notes, ["Good.md"], "nothing of the refused note is kept");
+    assert_eq!(store.chunks(Some("Bad.md")).unwrap().len(), 0);
+    assert_eq!(
+        store.chunks(Some("Good.md")).unwrap().len(),
+        good_chunks.len()
+    );
+}

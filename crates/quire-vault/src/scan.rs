@@ -239,7 +239,7 @@ pub fn scan_vault(root: &Path, options: &ScanOptions) -> Result<ScanReport, Vaul
                     Err(_) => {
                         // Loops also fail to canonicalize (ELOOP); tell them apart for the report.
                         let reason = match fs::metadata(entry.path()) {
-                            Err(e) if e.raw_os_error() == Some(40) => SkipReason::SymlinkLoop,
+                            Err(e) if e.raw_os_error() == Some(ELOOP) => SkipReason::SymlinkLoop,
                             _ => SkipReason::BrokenSymlink,
                         };
                         if let Ok(mut s) = filter_skipped.lock() {
@@ -288,9 +288,10 @@ pub fn scan_vault(root: &Path, options: &ScanOptions) -> Result<ScanReport, Vaul
             Err(e) => {
                 let path = relative(&root, entry.path())
                     .unwrap_or_else(|| entry.path().display().to_string());
-                let reason = match e.io_error() {
-                    Some(io) => io_reason(entry.path(), io),
-                    None => SkipReason::Unreadable {
+                let reason = match (link_reason(entry.path()), e.io_error()) {
+                    (Some(reason), _) => reason,
+                    (None, Some(io)) => io_reason(entry.path(), io),
+                    (None, None) => SkipReason::Unreadable {
                         error: e.to_string(),
                     },
                 };
@@ -378,9 +379,9 @@ pub fn scan_vault(root: &Path, options: &ScanOptions) -> Result<ScanReport, Vaul
 fn describe_walk_error(root: &Path, err: &ignore::Error) -> (String, SkipReason) {
     match err {
         ignore::Error::WithPath { path, err } => {
-            let reason = match &**err {
-                ignore::Error::Io(e) => io_reason(path, e),
-                _ => describe_walk_error(root, err).1,
+            let reason = match link_reason(path) {
+                Some(reason) => reason,
+                None => describe_walk_error(root, err).1,
             };
             (
                 relative(root, path).unwrap_or_else(|| path.display().to_string()),
@@ -432,21 +433,33 @@ pub fn read_note_bytes(path: &Path, max_file_bytes: u64) -> Result<Vec<u8>, Skip
     })
 }
 
+/// Why the symbolic link at `path` cannot be followed (a loop, or a missing target), if it is one.
+fn link_reason(path: &Path) -> Option<SkipReason> {
+    if !fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return None;
+    }
+    match fs::metadata(path) {
+        Err(e) if e.raw_os_error() == Some(ELOOP) => Some(SkipReason::SymlinkLoop),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(SkipReason::BrokenSymlink),
+        _ => None,
+    }
+}
+
+/// ELOOP: 40 on Linux, 62 on the BSDs and macOS.
+const ELOOP: i32 = if cfg!(any(target_os = "linux", target_os = "android")) {
+    40
+} else {
+    62
+};
+
 /// The documented reason for an I/O error on `path`: a link loop and a broken link by name.
 pub fn io_reason(path: &Path, error: &std::io::Error) -> SkipReason {
-    // ELOOP is 40 on Linux, 62 on the BSDs and macOS.
-    let eloop = if cfg!(any(target_os = "linux", target_os = "android")) {
-        40
-    } else {
-        62
-    };
-    if error.raw_os_error() == Some(eloop) {
+    if error.raw_os_error() == Some(ELOOP) {
         return SkipReason::SymlinkLoop;
     }
-    if error.kind() == std::io::ErrorKind::NotFound
-        && fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
-    {
-        return SkipReason::BrokenSymlink;
+    // The walker wraps its errors without the OS code: ask the file system about the link.
+    if let Some(reason) = link_reason(path) {
+        return reason;
     }
     SkipReason::Unreadable {
         error: error.to_string(),

@@ -262,3 +262,80 @@ fn structure_decides_boundaries() {
         .collect();
     assert_eq!(beds, vec![(4, 8), (9, 9), (11, 11)]);
 }
+
+/// Headings built to make section keys clash: repeated texts, texts that look like the
+/// repeat suffix (`#2`), the separator characters themselves, and empty sections.
+fn adversarial_note() -> impl Strategy<Value = String> {
+    let heading_text = prop::sample::select(vec![
+        "A",
+        "a",
+        "#2",
+        "#3",
+        "# 2",
+        "A\u{1f}#2",
+        "\u{1f}",
+        "\u{1e}0",
+        "A\u{1e}1",
+        "",
+        "B",
+    ]);
+    prop::collection::vec((1u8..=4, heading_text, prop::bool::ANY), 1..40).prop_map(|hs| {
+        hs.into_iter()
+            .map(|(level, text, body)| {
+                let mut s = format!("{} {text}\n", "#".repeat(level as usize));
+                if body {
+                    s.push_str("\nsome words\n");
+                }
+                s
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn chunk_ids_are_unique_whatever_the_headings(text in adversarial_note()) {
+        let note = parse_note("N.md", &text, &ParseOptions::default());
+        let chunks = chunk_note(&note, &ChunkOptions::default(), &ApproxTokenCounter);
+        let mut ids: Vec<&str> = chunks.iter().map(|c| c.id.as_str()).collect();
+        let n = ids.len();
+        ids.sort_unstable();
+        ids.dedup();
+        prop_assert_eq!(ids.len(), n, "duplicate ids in {:?}", text);
+    }
+}
+
+#[test]
+fn the_reported_clash_gives_distinct_ids() {
+    let text = "# A\n\nfirst\n\n# A\n\nsecond\n\n## #2\n\nthird\n";
+    let note = parse_note("N.md", text, &ParseOptions::default());
+    let chunks = chunk_note(&note, &ChunkOptions::default(), &ApproxTokenCounter);
+    assert_eq!(chunks.len(), 3);
+    assert_ne!(chunks[1].id, chunks[2].id);
+    // Keys of notes without a clash are unchanged: the second `# A` keeps its `#2` key, so the
+    // clashing child gets the next free one.
+    assert_eq!(chunks[2].heading_path, ["A", "#2"]);
+}
+
+#[test]
+fn a_note_past_the_chunk_cap_is_cut_and_says_so() {
+    use quire_vault::chunk::{MAX_CHUNKS_PER_NOTE, chunk_note_bounded};
+    let mut text = String::new();
+    for i in 0..(MAX_CHUNKS_PER_NOTE + 500) {
+        text.push_str(&format!("# H{i}\n\nline {i}\n\n"));
+    }
+    let note = parse_note("Big.md", &text, &ParseOptions::default());
+    let (chunks, truncated) =
+        chunk_note_bounded(&note, &ChunkOptions::default(), &ApproxTokenCounter);
+    assert!(truncated);
+    assert_eq!(chunks.len(), MAX_CHUNKS_PER_NOTE);
+    assert_eq!(
+        chunks.last().unwrap().heading_path,
+        [format!("H{}", MAX_CHUNKS_PER_NOTE - 1)]
+    );
+    let small = parse_note("Small.md", "# S\n\ntext\n", &ParseOptions::default());
+    assert!(!chunk_note_bounded(&small, &ChunkOptions::default(), &ApproxTokenCounter).1);
+}
