@@ -31,7 +31,10 @@
 //!   (`quire index`), the flush is retried with backoff (100 ms doubling up to a minute), and
 //!   every fourth failed attempt in a row is reported as [`WatchEvent::Failed`]. Any other
 //!   failure is reported at once and retried the same way. No failure, not even a panic inside
-//!   the sync, stops the thread; only [`WatchHandle::stop`] does.
+//!   the sync, stops the thread; only [`WatchHandle::stop`] does. A sync runs on a scoped thread
+//!   that this one watches: one still running after a minute is reported as
+//!   [`WatchEvent::Failed`] (and on stderr) every minute until it ends, so a server never shows
+//!   the last good sync while the index has stopped following the vault.
 //! - Readers are never blocked: a sync commits a whole generation (SQLite WAL, then the
 //!   full-text index), so a server answering queries meanwhile sees the old generation or the
 //!   new one.
