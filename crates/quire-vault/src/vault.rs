@@ -191,6 +191,12 @@ impl Vault {
     pub fn chunks(&self, i: usize) -> Vec<Chunk> {
         chunk_note(&self.notes[i], &self.chunk_options, &ApproxTokenCounter)
     }
+
+    /// [`Vault::chunks`], and whether the note had more than
+    /// [`crate::chunk::MAX_CHUNKS_PER_NOTE`] (then only the first ones are given, as indexed).
+    pub fn chunks_bounded(&self, i: usize) -> (Vec<Chunk>, bool) {
+        crate::chunk::chunk_note_bounded(&self.notes[i], &self.chunk_options, &ApproxTokenCounter)
+    }
 }
 
 /// The vault-relative path a NOTE argument names when taken literally: `\\` becomes `/`, a

@@ -440,11 +440,11 @@ fn run(cli: Cli, out: &mut String) -> Result<ExitCode> {
         }
         Command::Chunks { note } => {
             let i = find_note(&vault, note)?;
-            let chunks = vault.chunks(i);
+            let (chunks, truncated) = vault.chunks_bounded(i);
             if cli.json {
                 print_json(
                     out,
-                    &json!({ "path": vault.notes[i].path, "chunks": chunks }),
+                    &json!({ "path": vault.notes[i].path, "chunks": chunks, "truncated": truncated }),
                 );
             } else {
                 for c in &chunks {
@@ -460,6 +460,13 @@ fn run(cli: Cli, out: &mut String) -> Result<ExitCode> {
                         c.token_count,
                         &c.content_hash[..12],
                         truncate(first, 90)
+                    );
+                }
+                if truncated {
+                    outln!(
+                        out,
+                        "only the first {} chunks: the rest of the note is not indexed (split it to index the rest)",
+                        quire_vault::chunk::MAX_CHUNKS_PER_NOTE
                     );
                 }
             }
