@@ -28,7 +28,7 @@ const ANSWER = [
   "stays text.",
 ];
 
-let work, vault, server, chat, browser, page, base;
+let work, vault, server, chat, browser, page, base, offline;
 const pageErrors = [];
 const chatRequests = [];
 
@@ -55,10 +55,12 @@ function startFakeChat() {
   });
 }
 
-/// Starts `quire serve --port 0` and resolves with its base URL once it listens.
+/// Starts `quire serve --port 0` and resolves with its base URL once it listens. Without
+/// `chatUrl` no model is configured (answers are extractive).
 function startQuire(vault, index, chatUrl) {
-  const env = { ...process.env, QUIRE_MODEL: "/nonexistent/quire-model.bin", QUIRE_LLM_BASE_URL: chatUrl, QUIRE_LLM_MODEL: "fake-model" };
-  for (const name of ["QUIRE_LLM_PRESET", "QUIRE_LLM_API_KEY", "QUIRE_EMBED_BASE_URL", "QUIRE_TOKEN", "QUIRE_VAULT", "QUIRE_INDEX_DIR"]) delete env[name];
+  const env = { ...process.env, QUIRE_MODEL: "/nonexistent/quire-model.bin" };
+  for (const name of ["QUIRE_LLM_PRESET", "QUIRE_LLM_API_KEY", "QUIRE_LLM_BASE_URL", "QUIRE_LLM_MODEL", "QUIRE_EMBED_BASE_URL", "QUIRE_TOKEN", "QUIRE_VAULT", "QUIRE_INDEX_DIR"]) delete env[name];
+  if (chatUrl) Object.assign(env, { QUIRE_LLM_BASE_URL: chatUrl, QUIRE_LLM_MODEL: "fake-model" });
   const child = spawn(QUIRE, ["--vault", vault, "--index-dir", index, "--no-embeddings", "serve", "--port", "0", "--debounce-ms", "200"],
     { env, stdio: ["ignore", "ignore", "pipe"] });
   return new Promise((resolveStart, reject) => {
@@ -115,6 +117,7 @@ before(async () => {
 after(async () => {
   if (browser) await browser.close();
   if (server) server.kill("SIGINT");
+  if (offline) offline.kill("SIGINT");
   if (chat) chat.close();
   if (work) rmSync(work, { recursive: true, force: true });
 });
@@ -200,6 +203,33 @@ test("asking streams the answer, then renders it with clickable source cards", a
   await page.waitForSelector("#reader:not([hidden])");
   await page.waitForSelector("#reader-text .line.hit");
   await page.screenshot({ path: join(ARTIFACTS, "page.png"), fullPage: true });
+});
+
+test("text quoted from a note never becomes a citation link", async () => {
+  // No model: the answer is extractive, the best passages quoted as written. A note that
+  // contains `[S2]` must not turn into a link to source S2 (another note's passage).
+  const quotes = join(work, "quotes");
+  cpSync(join(repo, "examples/vault"), quotes, { recursive: true });
+  writeFileSync(join(quotes, "Quokka Census.md"),
+    "# Quokka census\n\nThe quokka census [S2] counted forty quokkas on the island [S1, S3].\n");
+  const started = await startQuire(quotes, join(work, "quotes-index"));
+  offline = started.child;
+  await waitForIndex(started.url);
+  const other = await browser.newPage();
+  other.on("pageerror", (error) => pageErrors.push(String(error)));
+  try {
+    await other.goto(`${started.url}/`);
+    await other.fill("#question", "How many quokkas did the quokka census count?");
+    await other.click("#ask-button");
+    await other.waitForSelector("#answer.done", { timeout: 30000 });
+    assert.match(await other.textContent("#answer-meta"), /extractive/);
+    const text = await other.textContent("#answer");
+    assert.match(text, /quokka census \[S2\] counted forty quokkas on the island \[S1, S3\]/);
+    assert.equal(await other.locator("#answer a.cite").count(), 0, await other.innerHTML("#answer"));
+    assert.ok((await other.locator("#sources .source").count()) >= 2, "the sources are still listed");
+  } finally {
+    await other.close();
+  }
 });
 
 test("a note saved while the page is open shows up without a reload", async () => {

@@ -9,6 +9,9 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
 use crate::error::ToolError;
+use crate::limits::{
+    MAX_ARGUMENT_NAME_CHARS, MAX_PARAM_CHARS, MAX_PATH_CHARS, MAX_QUERY_CHARS, check_length,
+};
 
 /// Which retriever ranks the notes.
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
@@ -62,6 +65,9 @@ pub struct GetNoteArgs {
     /// Only the section under this heading, as a path of heading texts: `Plan/Week 2`. Not with
     /// `lines`.
     pub heading: Option<String>,
+    /// Characters of the selected text to skip (default 0): pass the `next_offset` of a result
+    /// cut inside a very long line, with its `next_lines`.
+    pub offset: Option<u32>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -106,12 +112,104 @@ pub struct VaultTreeArgs {
     pub folder: Option<String>,
 }
 
+/// `Err` naming the argument and the limit when `value` is longer than `max` characters.
+fn limited(tool: &str, name: &str, value: Option<&str>, max: usize) -> Result<(), ToolError> {
+    match value {
+        Some(value) => check_length(name, value, max)
+            .map_err(|message| ToolError::bad_arguments(tool, message)),
+        None => Ok(()),
+    }
+}
+
+impl SearchNotesArgs {
+    /// The limits of [`crate::limits`] on each text argument.
+    pub fn check(&self, tool: &str) -> Result<(), ToolError> {
+        limited(tool, "query", Some(&self.query), MAX_QUERY_CHARS)?;
+        limited(tool, "folder", self.folder.as_deref(), MAX_PARAM_CHARS)?;
+        limited(tool, "tag", self.tag.as_deref(), MAX_PARAM_CHARS)
+    }
+}
+
+impl GetNoteArgs {
+    pub fn check(&self, tool: &str) -> Result<(), ToolError> {
+        limited(tool, "path", Some(&self.path), MAX_PATH_CHARS)?;
+        limited(tool, "lines", self.lines.as_deref(), MAX_PARAM_CHARS)?;
+        limited(tool, "heading", self.heading.as_deref(), MAX_PARAM_CHARS)
+    }
+}
+
+impl FindRelatedNotesArgs {
+    pub fn check(&self, tool: &str) -> Result<(), ToolError> {
+        limited(tool, "path", Some(&self.path), MAX_PATH_CHARS)
+    }
+}
+
+impl GetOutlineArgs {
+    pub fn check(&self, tool: &str) -> Result<(), ToolError> {
+        limited(tool, "path", Some(&self.path), MAX_PATH_CHARS)
+    }
+}
+
+impl ListNotesArgs {
+    pub fn check(&self, tool: &str) -> Result<(), ToolError> {
+        limited(tool, "folder", self.folder.as_deref(), MAX_PARAM_CHARS)?;
+        limited(tool, "tag", self.tag.as_deref(), MAX_PARAM_CHARS)?;
+        limited(tool, "property", self.property.as_deref(), MAX_PARAM_CHARS)
+    }
+}
+
+impl VaultTreeArgs {
+    pub fn check(&self, tool: &str) -> Result<(), ToolError> {
+        limited(tool, "folder", self.folder.as_deref(), MAX_PARAM_CHARS)
+    }
+}
+
+/// Refuses arguments that could not be valid before serde reads them: serde's messages quote
+/// the value they stumble on (`invalid type: string "…"`, `unknown field `…``), and a reply must
+/// not echo megabytes. No argument of any tool is longer than the longest limit, wherever it
+/// sits (a string inside a list, an unknown field).
+fn check_sizes(tool: &str, arguments: &JsonObject) -> Result<(), ToolError> {
+    fn longest(value: &serde_json::Value) -> Option<&str> {
+        match value {
+            serde_json::Value::String(s) => Some(s),
+            serde_json::Value::Array(items) => {
+                items.iter().filter_map(longest).max_by_key(|s| s.len())
+            }
+            serde_json::Value::Object(map) => map
+                .keys()
+                .map(String::as_str)
+                .chain(map.values().filter_map(longest))
+                .max_by_key(|s| s.len()),
+            _ => None,
+        }
+    }
+    let max = MAX_PATH_CHARS.max(MAX_QUERY_CHARS).max(MAX_PARAM_CHARS);
+    for (name, value) in arguments {
+        if check_length("", name, MAX_ARGUMENT_NAME_CHARS).is_err() {
+            return Err(ToolError::bad_arguments(
+                tool,
+                format!(
+                    "an argument name is {} characters long; the limit is {MAX_ARGUMENT_NAME_CHARS} characters",
+                    name.chars().count()
+                ),
+            ));
+        }
+        if let Some(text) = longest(value) {
+            check_length(name, text, max)
+                .map_err(|message| ToolError::bad_arguments(tool, message))?;
+        }
+    }
+    Ok(())
+}
+
 /// Parses a tool's arguments (absent arguments are an empty object).
 pub(crate) fn parse<T: DeserializeOwned>(
     tool: &str,
     arguments: Option<JsonObject>,
 ) -> Result<T, ToolError> {
-    let object = serde_json::Value::Object(arguments.unwrap_or_default());
+    let arguments = arguments.unwrap_or_default();
+    check_sizes(tool, &arguments)?;
+    let object = serde_json::Value::Object(arguments);
     serde_json::from_value(object).map_err(|e| ToolError::bad_arguments(tool, e.to_string()))
 }
 
@@ -164,5 +262,43 @@ mod tests {
         assert!(count_in("t", "k", Some(0), 10, 50).is_err());
         assert_eq!(count_in("t", "k", None, 10, 50).unwrap(), 10);
         assert!(parse::<VaultTreeArgs>("vault_tree", None).is_ok());
+    }
+
+    #[test]
+    fn overlong_arguments_are_refused_with_the_limit_and_never_quoted() {
+        let long = "x".repeat(50_000);
+        for arguments in [
+            json!({"query": long}),
+            json!({"query": "q", "k": long}),
+            json!({"query": "q", "mode": long}),
+            json!({"query": "q", long.clone(): 1}),
+            json!({"query": ["q", long]}),
+        ] {
+            let error = parse::<SearchNotesArgs>("search_notes", object(arguments))
+                .and_then(|a| a.check("search_notes").map(|()| a))
+                .unwrap_err()
+                .to_string();
+            assert!(error.len() < 200, "{error}");
+            assert!(!error.contains("xxxxxxxxxx"), "{error}");
+            assert!(error.contains("limit is"), "{error}");
+        }
+        let query =
+            parse::<SearchNotesArgs>("search_notes", object(json!({"query": "é".repeat(1_001)})));
+        assert_eq!(
+            query.unwrap_err().to_string(),
+            "invalid arguments for `search_notes`: `query` is 1001 characters long; the limit is 1000 characters"
+        );
+        let heading = parse::<GetNoteArgs>(
+            "get_note",
+            object(json!({"path": "a.md", "heading": "h".repeat(501)})),
+        )
+        .unwrap();
+        assert!(
+            heading
+                .check("get_note")
+                .unwrap_err()
+                .to_string()
+                .contains("`heading` is 501")
+        );
     }
 }

@@ -8,36 +8,203 @@ use quire_vault::Note;
 use quire_vault::lines::LineIndex;
 use serde_json::{Map, Value as Json};
 
-/// The most JSON one result carries, in bytes (about 16k tokens).
-pub(crate) const MAX_RESULT_BYTES: usize = 60_000;
-/// The most note text `get_note` returns at once, in bytes.
-pub(crate) const MAX_NOTE_TEXT_BYTES: usize = 40_000;
+use crate::limits::{MAX_FIELD_CHARS, MAX_RESULT_BYTES};
 
-/// Lines `start..=end` of `note` cut to at most `budget` bytes at a line break: the byte range
-/// and the last line it holds. A first line longer than the budget is cut inside the line (at a
-/// character boundary), and then the last line is `start`.
-pub(crate) fn lines_within(
+/// Bytes `c` takes inside a JSON string (serde_json's escapes).
+fn escaped_len(c: char) -> usize {
+    match c {
+        '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
+        c if (c as u32) < 0x20 => 6,
+        c => c.len_utf8(),
+    }
+}
+
+/// Bytes `text` takes as a JSON string, quotes left out.
+pub(crate) fn escaped_size(text: &str) -> usize {
+    text.chars().map(escaped_len).sum()
+}
+
+/// A piece of a note's text that fits a budget, and where the rest begins.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Piece {
+    /// The bytes of the note's source.
+    pub range: Range<usize>,
+    /// The line the piece begins in (1-based).
+    pub first_line: usize,
+    /// The line it ends in.
+    pub last_line: usize,
+    /// When the budget cut the piece short: the line the rest begins in, and how many
+    /// characters into that line (0: at its start).
+    pub rest: Option<(usize, usize)>,
+}
+
+/// Lines `start..=end` of `note`, less the first `offset` characters, cut to at most `budget`
+/// bytes of JSON string (escapes counted, so a reply never outgrows the budget). The cut falls
+/// at a line break when the first line fits; a longer line is cut inside (at a character), and
+/// `rest` says how far into it the next piece starts. `Err` when `offset` is past the end.
+pub(crate) fn text_within(
     note: &Note,
     start: usize,
     end: usize,
+    offset: usize,
     budget: usize,
-) -> (Range<usize>, usize) {
+) -> Result<Piece, String> {
     let text = note.source.as_str();
     let index = LineIndex::new(text);
     let from = index.line_start(start);
-    let mut last = start;
-    while last < end && index.line_end(text, last + 1) - from <= budget {
+    let to = index.line_end(text, end).max(from);
+    let (p, first) = if offset == 0 {
+        (from, start)
+    } else {
+        let selected = &text[from..to];
+        match selected.char_indices().nth(offset) {
+            Some((i, _)) => (from + i, index.line_of(from + i)),
+            None => {
+                return Err(format!(
+                    "`offset` is {offset}, but the selected text has only {} characters",
+                    selected.chars().count()
+                ));
+            }
+        }
+    };
+    // `p` may sit on the line break that ends `first`.
+    let end_of = |line: usize| index.line_end(text, line).max(p);
+    let mut used = escaped_size(&text[p..end_of(first)]);
+    if used > budget {
+        let mut cut = p;
+        let mut size = 0;
+        for (i, c) in text[p..end_of(first)].char_indices() {
+            size += escaped_len(c);
+            if size > budget {
+                break;
+            }
+            cut = p + i + c.len_utf8();
+        }
+        let into_line = text[index.line_start(first)..cut].chars().count();
+        return Ok(Piece {
+            range: p..cut,
+            first_line: first,
+            last_line: first,
+            rest: Some((first, into_line)),
+        });
+    }
+    let mut last = first;
+    while last < end {
+        let added = escaped_size(&text[end_of(last)..end_of(last + 1)]);
+        if used + added > budget {
+            break;
+        }
+        used += added;
         last += 1;
     }
-    let to = index.line_end(text, last);
-    if to - from <= budget {
-        return (from..to, last);
+    Ok(Piece {
+        range: p..end_of(last),
+        first_line: first,
+        last_line: last,
+        rest: (last < end).then_some((last + 1, 0)),
+    })
+}
+
+/// `text` cut to `max` characters, with `…` when cut.
+pub(crate) fn clip(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &text[..i]),
+        None => text.to_string(),
     }
-    let mut cut = from + budget;
-    while !text.is_char_boundary(cut) {
-        cut -= 1;
+}
+
+fn json_size(value: &Json) -> usize {
+    serde_json::to_string(value).map_or(0, |s| s.len())
+}
+
+/// Shortens every string longer than [`MAX_FIELD_CHARS`] except note text and paths (bounded
+/// elsewhere, and a path must stay whole to be asked for). Returns how many it shortened.
+fn clip_fields(value: &mut Json, key: Option<&str>) -> usize {
+    match value {
+        Json::String(s)
+            if !matches!(key, Some("text" | "path"))
+                && s.len() > MAX_FIELD_CHARS
+                && s.chars().nth(MAX_FIELD_CHARS).is_some() =>
+        {
+            *s = clip(s, MAX_FIELD_CHARS);
+            1
+        }
+        Json::Array(items) => items.iter_mut().map(|v| clip_fields(v, key)).sum(),
+        Json::Object(map) => map
+            .iter_mut()
+            .map(|(k, v)| clip_fields(v, Some(k.as_str())))
+            .sum(),
+        _ => 0,
     }
-    (from..cut, start)
+}
+
+/// The array inside `value` that takes the most bytes, with its size.
+fn largest_array(value: &mut Json) -> Option<(&mut Vec<Json>, usize)> {
+    let own = match value {
+        Json::Array(_) => Some(json_size(value)),
+        _ => None,
+    };
+    let mut best: Option<(&mut Vec<Json>, usize)> = None;
+    match value {
+        Json::Array(items) => {
+            // An array of arrays: the inner one may be the better cut, but cutting the outer
+            // one is always right, so it is kept as the candidate.
+            let size = own.unwrap_or(0);
+            best = Some((items, size));
+        }
+        Json::Object(map) => {
+            for child in map.values_mut() {
+                if let Some((items, size)) = largest_array(child)
+                    && best.as_ref().is_none_or(|(_, s)| size > *s)
+                {
+                    best = Some((items, size));
+                }
+            }
+        }
+        _ => {}
+    }
+    best.filter(|(items, _)| !items.is_empty())
+}
+
+/// `value` (one result) brought under `budget` bytes of JSON: first long text fields are
+/// shortened (see [`clip_fields`]), then entries are left out from the ends of the largest
+/// lists. A result that had to be cut says so in `"cut_to_fit"`. Every tool's result passes
+/// here last, so no reply outgrows the budget whatever the notes hold (a megabyte-long title,
+/// thousands of headings).
+pub fn fit_result(mut value: Json, budget: usize) -> Json {
+    if json_size(&value) <= budget {
+        return value;
+    }
+    let clipped = clip_fields(&mut value, None);
+    let mut left_out = 0;
+    // Room for the `cut_to_fit` message itself.
+    let budget = budget.saturating_sub(400);
+    loop {
+        let excess = json_size(&value).saturating_sub(budget);
+        if excess == 0 {
+            break;
+        }
+        let Some((items, _)) = largest_array(&mut value) else {
+            break;
+        };
+        let mut freed = 0;
+        while freed < excess
+            && let Some(item) = items.pop()
+        {
+            freed += json_size(&item) + 1;
+            left_out += 1;
+        }
+    }
+    if let Json::Object(map) = &mut value {
+        map.insert(
+            "cut_to_fit".into(),
+            format!(
+                "this result was cut to stay under {MAX_RESULT_BYTES} bytes: {clipped} long texts were shortened (they end in …) and {left_out} list entries were left out from the ends of the longest lists; narrow the request (a smaller k, a folder, a line range) to see them"
+            )
+            .into(),
+        );
+    }
+    value
 }
 
 /// Bytes of `node` as JSON, leaving out its `children_key` array.
@@ -159,23 +326,88 @@ mod tests {
         quire_vault::parse_note("n.md", text, &Default::default())
     }
 
-    #[test]
-    fn lines_are_cut_at_a_line_break() {
-        let n = note("aaaa\nbbbb\ncccc\ndddd\n");
-        let (range, last) = lines_within(&n, 1, 4, 12);
-        assert_eq!(&n.source[range], "aaaa\nbbbb");
-        assert_eq!(last, 2);
-        let (range, last) = lines_within(&n, 2, 3, 1000);
-        assert_eq!(&n.source[range], "bbbb\ncccc");
-        assert_eq!(last, 3);
+    fn piece<'a>(n: &'a Note, p: &Piece) -> &'a str {
+        &n.source[p.range.clone()]
     }
 
     #[test]
-    fn an_overlong_first_line_is_cut_at_a_char_boundary() {
+    fn lines_are_cut_at_a_line_break() {
+        let n = note("aaaa\nbbbb\ncccc\ndddd\n");
+        let p = text_within(&n, 1, 4, 0, 12).unwrap();
+        assert_eq!(piece(&n, &p), "aaaa\nbbbb");
+        assert_eq!((p.first_line, p.last_line, p.rest), (1, 2, Some((3, 0))));
+        let p = text_within(&n, 2, 3, 0, 1000).unwrap();
+        assert_eq!(piece(&n, &p), "bbbb\ncccc");
+        assert_eq!((p.first_line, p.last_line, p.rest), (2, 3, None));
+    }
+
+    #[test]
+    fn an_overlong_line_is_cut_inside_and_says_where_to_go_on() {
         let n = note("ééééé\nx\n");
-        let (range, last) = lines_within(&n, 1, 2, 5);
-        assert_eq!(&n.source[range], "éé");
-        assert_eq!(last, 1);
+        let p = text_within(&n, 1, 2, 0, 5).unwrap();
+        assert_eq!(piece(&n, &p), "éé");
+        assert_eq!((p.first_line, p.last_line, p.rest), (1, 1, Some((1, 2))));
+        let p = text_within(&n, 1, 2, 2, 5).unwrap();
+        assert_eq!(piece(&n, &p), "éé");
+        assert_eq!(p.rest, Some((1, 4)));
+        let p = text_within(&n, 1, 2, 4, 5).unwrap();
+        assert_eq!(piece(&n, &p), "é\nx");
+        assert_eq!((p.first_line, p.last_line, p.rest), (1, 2, None));
+        assert!(
+            text_within(&n, 1, 2, 7, 5)
+                .unwrap_err()
+                .contains("only 7 characters")
+        );
+    }
+
+    #[test]
+    fn the_budget_counts_json_escapes() {
+        let n = note(&"\"".repeat(10));
+        let p = text_within(&n, 1, 1, 0, 8).unwrap();
+        assert_eq!(piece(&n, &p), "\"\"\"\"");
+        assert_eq!(p.rest, Some((1, 4)));
+        let n = note("a\u{1}b");
+        assert_eq!(escaped_size(&n.source), 8);
+    }
+
+    #[test]
+    fn a_long_line_read_in_pieces_is_whole_again() {
+        let line: String = (0..5_000)
+            .map(|i| ['a', 'é', '"', '\\', '漢', '\t'][i % 6])
+            .collect();
+        let n = note(&format!("# T\n{line}\nlast\n"));
+        let (mut lines, mut offset, mut read) = (1, 0, String::new());
+        loop {
+            let p = text_within(&n, lines, 3, offset, 1_000).unwrap();
+            let text = piece(&n, &p);
+            assert!(escaped_size(text) <= 1_000);
+            // A piece that starts a line again follows a cut at a line break.
+            if offset == 0 && lines > 1 {
+                read.push('\n');
+            }
+            read.push_str(text);
+            match p.rest {
+                Some((line, into)) => (lines, offset) = (line, into),
+                None => break,
+            }
+        }
+        assert_eq!(read, format!("# T\n{line}\nlast"));
+    }
+
+    #[test]
+    fn results_over_the_budget_are_cut_and_say_so() {
+        let small = json!({"results": [1, 2, 3]});
+        assert_eq!(fit_result(small.clone(), 1_000), small);
+        let rows: Vec<Json> = (0..100)
+            .map(|i| json!({"path": format!("n{i}.md"), "title": "t".repeat(5_000)}))
+            .collect();
+        let fitted = fit_result(json!({"query": "q", "results": rows}), 20_000);
+        assert!(fitted.to_string().len() <= 20_000);
+        let kept = fitted["results"].as_array().unwrap();
+        assert!(!kept.is_empty() && kept.len() < 100);
+        assert_eq!(kept[0]["path"], "n0.md");
+        assert_eq!(kept[0]["title"].as_str().unwrap().chars().count(), 1_001);
+        assert!(fitted["cut_to_fit"].as_str().unwrap().contains("left out"));
     }
 
     #[test]

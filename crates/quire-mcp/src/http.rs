@@ -1,7 +1,8 @@
 //! The streamable HTTP transport: one endpoint, `/mcp`, served with hyper. Everything else is a
 //! 404. Only loopback `Host` headers are accepted unless the server is bound elsewhere, and any
 //! request carrying a browser `Origin` is refused (MCP clients send none), so a web page cannot
-//! reach a local server through DNS rebinding or a cross-site request.
+//! reach a local server through DNS rebinding or a cross-site request. A request body over
+//! [`MAX_BODY_BYTES`] is refused with 413 while it streams in, before it is held in memory.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -18,22 +19,41 @@ use tokio::net::TcpListener;
 use tower_service::Service as _;
 
 use crate::error::ServeError;
+use crate::limits::MAX_BODY_BYTES;
 use crate::server::QuireServer;
 
 /// The path of the MCP endpoint.
 pub const ENDPOINT: &str = "/mcp";
 
+/// Which `Host` headers the MCP endpoint answers.
+#[derive(Debug, Clone, Copy)]
+pub enum AllowedHosts {
+    /// Loopback names only, plus the address the server is bound to when that is not loopback
+    /// (`quire mcp --http`): a page on another site that rebinds its DNS name to 127.0.0.1
+    /// is refused.
+    LoopbackOr(SocketAddr),
+    /// Any host: whoever mounts the endpoint guards it. `quire serve` beyond loopback, where
+    /// every request must carry the token, so a rebound name gains nothing.
+    CheckedByCaller,
+}
+
 /// The MCP endpoint as a tower service, to mount at [`ENDPOINT`] (here, and in `quire serve`).
-/// Requests with an `Origin` header are refused; `Host` must be loopback, or the bound address
-/// `local` when that is not loopback.
+/// Requests with an `Origin` header are refused, bodies over [`MAX_BODY_BYTES`] too (413), and
+/// `Host` must be one of `hosts`.
 pub fn http_service(
     server: QuireServer,
-    local: SocketAddr,
+    hosts: AllowedHosts,
 ) -> StreamableHttpService<QuireServer, LocalSessionManager> {
-    let mut config = StreamableHttpServerConfig::default().enforce_origin_validation();
-    if !local.ip().is_loopback() {
-        config.allowed_hosts.push(local.ip().to_string());
-        config.allowed_hosts.push(local.to_string());
+    let mut config = StreamableHttpServerConfig::default()
+        .enforce_origin_validation()
+        .with_max_request_body_bytes(MAX_BODY_BYTES);
+    match hosts {
+        AllowedHosts::LoopbackOr(local) if !local.ip().is_loopback() => {
+            config.allowed_hosts.push(local.ip().to_string());
+            config.allowed_hosts.push(local.to_string());
+        }
+        AllowedHosts::LoopbackOr(_) => {}
+        AllowedHosts::CheckedByCaller => config = config.disable_allowed_hosts(),
     }
     StreamableHttpService::new(
         move || Ok(server.clone()),
@@ -56,7 +76,7 @@ pub(crate) async fn serve(server: QuireServer, addr: SocketAddr) -> Result<(), S
             "quire mcp: warning: listening on {local}, which is not a loopback address: anyone who can reach it can read the vault (there is no authentication)"
         );
     }
-    let service = http_service(server, local);
+    let service = http_service(server, AllowedHosts::LoopbackOr(local));
     eprintln!("quire mcp: listening on http://{local}{ENDPOINT}");
     loop {
         let (stream, _) = tokio::select! {

@@ -9,7 +9,7 @@
 //! | tool | answers |
 //! |---|---|
 //! | `search_notes(query, k?, mode?, folder?, tag?)` | notes, best first, with sections: heading path, line range, snippet |
-//! | `get_note(path, lines?, heading?)` | the current text from disk, with its line range and sha256 |
+//! | `get_note(path, lines?, heading?, offset?)` | the current text from disk, with its line range and sha256 |
 //! | `find_related_notes(path, k?)` | similar notes (vectors), backlinks, outgoing links, index-note parents |
 //! | `get_outline(path)` | the heading tree with line ranges |
 //! | `list_notes(folder?, tag?, property?, offset?, limit?)` | manifest rows, paged |
@@ -22,8 +22,14 @@
 //!   symlinks that lead out of the vault are refused (see `resolve`).
 //! - **Errors are results.** Malformed arguments, unknown notes, a missing index: the tool result
 //!   has `isError: true` and a message that says what to do; the server keeps serving.
-//! - **Bounded.** A result stays under about 60 KB; longer text, trees and lists are cut where a
-//!   reader can continue, with a marker and a hint (`lines`, `folder`, `offset`).
+//! - **Bounded.** A message from the client is at most 64 KiB (a longer stdio line gets a
+//!   JSON-RPC error, a longer HTTP body 413), and every text argument has a length limit
+//!   ([`limits`]); an argument over it is a tool error that states the limit and never quotes
+//!   the value. A result stays under about 60 KB; longer text, trees and lists are cut where a
+//!   reader can continue, with a marker and a hint (`lines` and `offset`, `folder`, `offset`).
+//! - **Every line answered.** On stdio, a line that is not JSON gets JSON-RPC's parse error
+//!   (-32700) and a line over the limit an invalid-request error (-32600), both with `id: null`
+//!   unless the id could be read; the server keeps serving.
 //! - **Fresh, and fast to start.** Nothing is re-indexed before the first answer: search uses the
 //!   index as it is, notes are read from disk, and the vault is parsed in the background. The
 //!   watcher then syncs the index, and after each sync the server swaps in a new searcher (and a
@@ -46,9 +52,11 @@ pub mod args;
 mod bounds;
 mod error;
 mod http;
+pub mod limits;
 pub mod live;
 pub mod resolve;
 mod server;
+mod stdio;
 pub mod tools;
 
 use std::net::SocketAddr;
@@ -62,8 +70,9 @@ use quire_vault::OpenOptions;
 use quire_watch::{WatchEvent, WatchHandle, WatchOptions};
 use rmcp::ServiceExt;
 
+pub use bounds::fit_result;
 pub use error::{ServeError, ToolError};
-pub use http::{ENDPOINT, http_service};
+pub use http::{AllowedHosts, ENDPOINT, http_service};
 pub use live::{Live, SharedSearcher, VaultSnapshot};
 pub use server::QuireServer;
 
@@ -209,20 +218,25 @@ fn runtime() -> Result<tokio::runtime::Runtime, ServeError> {
         .map_err(ServeError::Runtime)
 }
 
-/// Serves MCP on stdin/stdout until the client closes stdin.
+/// Serves MCP on stdin/stdout until the client closes stdin. Lines pass the filter of
+/// `stdio` first (size limit, JSON-RPC errors for what is not JSON).
 pub fn serve_stdio(config: ServerConfig) -> Result<(), ServeError> {
     let running = start_live(config, |_| {})?;
     let runtime = runtime()?;
     let result = runtime.block_on(async {
+        let (stdin, stdout) = rmcp::transport::stdio_pipes();
+        let (pipe, writer) = stdio::filtered(stdin, stdout);
         let service = running
             .mcp_server()
-            .serve(rmcp::transport::stdio_pipes())
+            .serve(pipe)
             .await
             .map_err(|e| ServeError::Transport(e.to_string()))?;
         service
             .waiting()
             .await
             .map_err(|e| ServeError::Transport(e.to_string()))?;
+        // The last replies reach stdout before the process ends.
+        let _ = tokio::time::timeout(Duration::from_secs(2), writer).await;
         Ok(())
     });
     // Blocking tasks still running (a long parse) must not keep the process alive.

@@ -13,7 +13,12 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
+use crate::bounds::{clip, text_within};
 use crate::error::ToolError;
+use crate::limits::{
+    MAX_ARGUMENT_NAME_CHARS, MAX_ERROR_CHARS, MAX_NOTE_TEXT_BYTES, MAX_PATH_CHARS,
+    MAX_RESULT_BYTES, check_length,
+};
 use crate::live::{Live, VAULT_WAIT};
 use crate::resolve::{read_current, resolve_note_path};
 use crate::tools;
@@ -62,16 +67,40 @@ impl QuireServer {
     }
 
     fn read_note_resource(&self, uri: &str) -> Result<ReadResourceResult, ToolError> {
+        // A URI is the prefix and a path, percent-encoded: a character of the path takes at
+        // most 12 (4 bytes of UTF-8, `%XX` each).
+        check_length("uri", uri, NOTE_URI_PREFIX.len() + 12 * MAX_PATH_CHARS)
+            .map_err(|message| ToolError::bad_arguments("resources/read", message))?;
         let encoded = uri
             .strip_prefix(NOTE_URI_PREFIX)
             .ok_or_else(|| ToolError::UnknownResource(uri.to_string()))?;
         let path = percent_decode_str(encoded)
             .decode_utf8()
             .map_err(|_| ToolError::UnknownResource(uri.to_string()))?;
+        check_length("path", &path, MAX_PATH_CHARS)
+            .map_err(|message| ToolError::bad_arguments("resources/read", message))?;
         let path = resolve_note_path(&self.live, &path)?;
         let note = read_current(&self.live, &path)?;
+        // A resource has no ranges: a long note is cut at a line break like get_note's text,
+        // and a last line says how to read the rest.
+        let piece = text_within(&note, 1, note.line_count, 0, MAX_NOTE_TEXT_BYTES)
+            .map_err(ToolError::Internal)?;
+        let text = match piece.rest {
+            None => note.source,
+            Some((line, into)) => {
+                let offset = if into > 0 {
+                    format!(", offset={into}")
+                } else {
+                    String::new()
+                };
+                format!(
+                    "{}\n\n[quire: the note is cut here to stay under {MAX_NOTE_TEXT_BYTES} bytes; read the rest with get_note(path=\"{}\", lines=\"{line}-{}\"{offset})]\n",
+                    &note.source[piece.range], note.path, note.line_count
+                )
+            }
+        };
         Ok(ReadResourceResult::new(vec![
-            ResourceContents::text(note.source, uri).with_mime_type("text/markdown"),
+            ResourceContents::text(text, uri).with_mime_type("text/markdown"),
         ]))
     }
 
@@ -84,24 +113,36 @@ impl QuireServer {
         };
         let snapshot = self.live.vault(VAULT_WAIT)?;
         let notes = &snapshot.vault.notes;
-        let resources = notes
+        // A page ends at RESOURCES_PER_PAGE or when it would outgrow a result's budget.
+        let mut used = 0;
+        let resources: Vec<Resource> = notes
             .iter()
             .skip(offset)
             .take(RESOURCES_PER_PAGE)
             .map(|n| {
                 Resource::new(note_uri(&n.path), n.path.clone())
-                    .with_title(n.title.clone())
+                    .with_title(clip(&n.title, crate::limits::MAX_FIELD_CHARS))
                     .with_mime_type("text/markdown")
                     .with_size(n.source.len() as u64)
             })
+            .take_while(|r| {
+                used += serde_json::to_string(r).map_or(0, |s| s.len()) + 1;
+                used <= MAX_RESULT_BYTES
+            })
             .collect();
+        let next = offset + resources.len().max(1);
         let mut result = ListResourcesResult::with_all_items(resources);
-        let next = offset + RESOURCES_PER_PAGE;
         if next < notes.len() {
             result.next_cursor = Some(next.to_string());
         }
         Ok(result)
     }
+}
+
+/// What a client reads of an error: its message, never longer than [`MAX_ERROR_CHARS`] (a
+/// message may name a path or a heading the client sent).
+fn error_text(error: &ToolError) -> String {
+    clip(&error.to_string(), MAX_ERROR_CHARS)
 }
 
 /// Runs blocking work off the async runtime; a panic inside is an error, never a crash.
@@ -144,17 +185,18 @@ impl ServerHandler for QuireServer {
         let name = request.name.to_string();
         if !tools::is_tool(&name) {
             // An unknown tool is a protocol error (the spec's -32602); everything else is a
-            // tool result the agent can read.
-            return Err(ErrorData::invalid_params(
-                format!("unknown tool `{name}`"),
-                None,
-            ));
+            // tool result the agent can read. A long name is not echoed.
+            let message = match check_length("name", &name, MAX_ARGUMENT_NAME_CHARS) {
+                Ok(()) => format!("unknown tool `{name}`"),
+                Err(too_long) => format!("unknown tool: {too_long}"),
+            };
+            return Err(ErrorData::invalid_params(message, None));
         }
         let live = Arc::clone(&self.live);
         let arguments = request.arguments;
         let result = match blocking(move || tools::call(&live, &name, arguments)).await {
             Ok(value) => CallToolResult::structured(value),
-            Err(e) => CallToolResult::error(vec![ContentBlock::text(e.to_string())]),
+            Err(e) => CallToolResult::error(vec![ContentBlock::text(error_text(&e))]),
         };
         Ok(result.into())
     }
@@ -168,7 +210,7 @@ impl ServerHandler for QuireServer {
         let cursor = request.and_then(|r| r.cursor);
         blocking(move || server.note_resources(cursor.as_deref()))
             .await
-            .map_err(|e| ErrorData::invalid_params(e.to_string(), None))
+            .map_err(|e| ErrorData::invalid_params(error_text(&e), None))
     }
 
     async fn list_resource_templates(
@@ -196,7 +238,7 @@ impl ServerHandler for QuireServer {
         blocking(move || server.read_note_resource(&uri))
             .await
             .map(ReadResourceResponse::from)
-            .map_err(|e| ErrorData::resource_not_found(e.to_string(), None))
+            .map_err(|e| ErrorData::resource_not_found(error_text(&e), None))
     }
 }
 

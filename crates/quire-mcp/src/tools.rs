@@ -17,10 +17,9 @@ use crate::args::{
     FindRelatedNotesArgs, GetNoteArgs, GetOutlineArgs, ListNotesArgs, SearchNotesArgs,
     VaultTreeArgs, count_in, parse,
 };
-use crate::bounds::{
-    MAX_NOTE_TEXT_BYTES, MAX_RESULT_BYTES, lines_within, page, prune_breadth_first,
-};
+use crate::bounds::{fit_result, page, prune_breadth_first, text_within};
 use crate::error::ToolError;
+use crate::limits::{MAX_NOTE_TEXT_BYTES, MAX_RESULT_BYTES};
 use crate::live::{INDEX_WAIT, Live, VAULT_WAIT};
 use crate::resolve::{read_current, resolve_note_path};
 
@@ -76,7 +75,9 @@ pub(crate) fn definitions() -> Vec<Tool> {
             "Read a note's current text from disk: the whole note, a line range (`lines`) or the \
              section under a heading (`heading`). Returns the text with its line range, the \
              note's title, line count and the sha256 of the file. Long text is cut at a line \
-             break with `truncated: true` and a `next` hint giving the lines to ask for next.",
+             break (a very long line inside it) with `truncated: true`, `next_lines` (and \
+             `next_offset`) to pass back as `lines` (and `offset`) for the rest, and a `next` \
+             hint saying so.",
         ),
         tool::<FindRelatedNotesArgs>(
             FIND_RELATED_NOTES,
@@ -126,19 +127,21 @@ pub(crate) fn call(
     name: &str,
     arguments: Option<JsonObject>,
 ) -> Result<Json, ToolError> {
-    match name {
+    let value = match name {
         SEARCH_NOTES => search_notes(live, parse(name, arguments)?),
         GET_NOTE => get_note(live, parse(name, arguments)?),
         FIND_RELATED_NOTES => find_related_notes(live, parse(name, arguments)?),
         GET_OUTLINE => get_outline(live, parse(name, arguments)?),
         LIST_NOTES => list_notes(live, parse(name, arguments)?),
         VAULT_TREE => vault_tree(live, parse(name, arguments)?),
-        other => Err(ToolError::bad_arguments(other, "no such tool")),
-    }
+        _ => Err(ToolError::bad_arguments(name, "no such tool")),
+    }?;
+    Ok(fit_result(value, MAX_RESULT_BYTES))
 }
 
 /// `search_notes`: notes ranked for a query, each with its best sections (also `quire serve`'s search).
 pub fn search_notes(live: &Live, args: SearchNotesArgs) -> Result<Json, ToolError> {
+    args.check(SEARCH_NOTES)?;
     let k = count_in(SEARCH_NOTES, "k", args.k, 10, 50)?;
     let query = args.query.trim();
     if query.is_empty() {
@@ -164,11 +167,14 @@ pub fn search_notes(live: &Live, args: SearchNotesArgs) -> Result<Json, ToolErro
     } else {
         "Read a section with get_note(path, lines=\"start_line-end_line\").".into()
     };
-    Ok(value)
+    Ok(fit_result(value, MAX_RESULT_BYTES))
 }
 
 /// `get_note`: a note's current text from disk, whole, a line range or a heading's section.
+/// Text longer than [`MAX_NOTE_TEXT_BYTES`] is cut with `truncated: true` and `next_lines` (and
+/// `next_offset` when a single line is longer than that) to ask for the rest.
 pub fn get_note(live: &Live, args: GetNoteArgs) -> Result<Json, ToolError> {
+    args.check(GET_NOTE)?;
     if args.lines.is_some() && args.heading.is_some() {
         return Err(ToolError::bad_arguments(
             GET_NOTE,
@@ -178,25 +184,42 @@ pub fn get_note(live: &Live, args: GetNoteArgs) -> Result<Json, ToolError> {
     let path = resolve_note_path(live, &args.path)?;
     let note = read_current(live, &path)?;
     let (start, end) = select_lines(&note, args.lines.as_deref(), args.heading.as_deref())?;
-    let (range, last) = lines_within(&note, start, end, MAX_NOTE_TEXT_BYTES);
+    let offset = args.offset.unwrap_or(0) as usize;
+    let piece = text_within(&note, start, end, offset, MAX_NOTE_TEXT_BYTES)
+        .map_err(|message| ToolError::bad_arguments(GET_NOTE, message))?;
     let mut value = json!({
         "path": note.path,
         "title": note.title,
         "sha256": note.sha256,
         "line_count": note.line_count,
-        "start_line": start,
-        "end_line": last,
-        "text": &note.source[range],
-        "truncated": last < end,
+        "start_line": piece.first_line,
+        "end_line": piece.last_line,
+        "text": &note.source[piece.range.clone()],
+        "truncated": piece.rest.is_some(),
     });
-    if last < end {
-        value["next"] = format!(
-            "The text was cut at line {last} to stay under {MAX_NOTE_TEXT_BYTES} bytes: call get_note with lines=\"{}-{end}\" for the rest.",
-            last + 1
-        )
-        .into();
+    if offset > 0 {
+        value["offset"] = offset.into();
     }
-    Ok(value)
+    match piece.rest {
+        None => {}
+        Some((line, 0)) => {
+            value["next_lines"] = format!("{line}-{end}").into();
+            value["next"] = format!(
+                "The text was cut at line {} to stay under {MAX_NOTE_TEXT_BYTES} bytes: call get_note with lines=\"{line}-{end}\" for the rest.",
+                piece.last_line
+            )
+            .into();
+        }
+        Some((line, into)) => {
+            value["next_lines"] = format!("{line}-{end}").into();
+            value["next_offset"] = into.into();
+            value["next"] = format!(
+                "Line {line} is too long to return whole: the text was cut {into} characters into it to stay under {MAX_NOTE_TEXT_BYTES} bytes. Call get_note with lines=\"{line}-{end}\" and offset={into} for the rest."
+            )
+            .into();
+        }
+    }
+    Ok(fit_result(value, MAX_RESULT_BYTES))
 }
 
 /// `{path, title}` of notes `ids` of `vault`, at most [`LINKS_SHOWN`].
@@ -209,6 +232,7 @@ fn note_refs(vault: &Vault, ids: &[usize]) -> Json {
 
 /// `find_related_notes`: similar notes (vectors), backlinks, outgoing links, index-note parents.
 pub fn find_related_notes(live: &Live, args: FindRelatedNotesArgs) -> Result<Json, ToolError> {
+    args.check(FIND_RELATED_NOTES)?;
     let k = count_in(FIND_RELATED_NOTES, "k", args.k, 10, 50)?;
     let path = resolve_note_path(live, &args.path)?;
     let snapshot = live.vault(VAULT_WAIT)?;
@@ -239,11 +263,12 @@ pub fn find_related_notes(live: &Live, args: FindRelatedNotesArgs) -> Result<Jso
         Ok(notes) => value["similar"] = serde_json::to_value(notes).unwrap_or_default(),
         Err(e) => value["similar_unavailable"] = e.to_string().into(),
     }
-    Ok(value)
+    Ok(fit_result(value, MAX_RESULT_BYTES))
 }
 
 /// `get_outline`: the heading tree of the note on disk, with line ranges.
 pub fn get_outline(live: &Live, args: GetOutlineArgs) -> Result<Json, ToolError> {
+    args.check(GET_OUTLINE)?;
     let path = resolve_note_path(live, &args.path)?;
     let note = read_current(live, &path)?;
     let outline = serde_json::to_value(Outline::of(&note)).unwrap_or_default();
@@ -255,7 +280,7 @@ pub fn get_outline(live: &Live, args: GetOutlineArgs) -> Result<Json, ToolError>
         )
         .into();
     }
-    Ok(value)
+    Ok(fit_result(value, MAX_RESULT_BYTES))
 }
 
 /// Whether `note` has frontmatter property `spec` (`name`, or `name=value`; case ignored).
@@ -294,6 +319,7 @@ fn has_tag(note: &Note, tag: &str) -> bool {
 }
 
 fn list_notes(live: &Live, args: ListNotesArgs) -> Result<Json, ToolError> {
+    args.check(LIST_NOTES)?;
     let limit = count_in(LIST_NOTES, "limit", args.limit, 50, 200)?;
     let offset = args.offset.unwrap_or(0) as usize;
     let snapshot = live.vault(VAULT_WAIT)?;
@@ -333,6 +359,7 @@ fn list_notes(live: &Live, args: ListNotesArgs) -> Result<Json, ToolError> {
 }
 
 fn vault_tree(live: &Live, args: VaultTreeArgs) -> Result<Json, ToolError> {
+    args.check(VAULT_TREE)?;
     let snapshot = live.vault(VAULT_WAIT)?;
     let mut node = snapshot.tree();
     let folder = args.folder.as_deref().unwrap_or("").trim_matches('/');

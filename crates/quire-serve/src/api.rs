@@ -12,8 +12,11 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use quire_index::Filter;
 use quire_mcp::args::{FindRelatedNotesArgs, GetNoteArgs, GetOutlineArgs};
+use quire_mcp::limits::{
+    MAX_PARAM_CHARS, MAX_PATH_CHARS, MAX_QUERY_CHARS, MAX_RESULT_BYTES, check_length,
+};
 use quire_mcp::resolve::check_request_path;
-use quire_mcp::tools;
+use quire_mcp::{fit_result, tools};
 use quire_search::{Mode, SearchRequest};
 use serde_json::{Value, json};
 
@@ -26,10 +29,6 @@ pub(crate) const OPENAPI: &str = include_str!("openapi.json");
 const INDEX_WAIT: Duration = Duration::from_secs(5);
 /// The most notes a search or a similar-notes request returns.
 pub(crate) const MAX_K: u32 = 50;
-/// The longest search query, in characters.
-pub(crate) const MAX_QUERY_CHARS: usize = 1_000;
-/// The longest folder, tag, heading or line-range parameter, in characters.
-const MAX_PARAM_CHARS: usize = 500;
 
 pub(crate) type Params = HashMap<String, String>;
 
@@ -58,11 +57,7 @@ pub(crate) fn text_param(
     let Some(value) = params.get(name).map(|v| v.trim()).filter(|v| !v.is_empty()) else {
         return Ok(None);
     };
-    if value.chars().count() > max {
-        return Err(ApiError::bad_request(format!(
-            "`{name}` is longer than {max} characters"
-        )));
-    }
+    check_length(name, value, max).map_err(ApiError::bad_request)?;
     Ok(Some(value.to_string()))
 }
 
@@ -90,6 +85,7 @@ pub(crate) fn mode_param(value: Option<&str>) -> Result<Option<Mode>, ApiError> 
 fn note_path(path: Result<Path<String>, PathRejection>) -> Result<String, ApiError> {
     let Path(path) =
         path.map_err(|e| ApiError::bad_request(format!("bad note path: {}", e.body_text())))?;
+    check_length("path", &path, MAX_PATH_CHARS).map_err(ApiError::bad_request)?;
     check_request_path(&path)?;
     Ok(path)
 }
@@ -144,9 +140,9 @@ pub(crate) async fn search(
         };
         request.filter = filter;
         let results = searcher.search(&request)?;
-        Ok(Json(serde_json::to_value(results).map_err(|e| {
-            ApiError::internal(format!("cannot serialize the results: {e}"))
-        })?))
+        let value = serde_json::to_value(results)
+            .map_err(|e| ApiError::internal(format!("cannot serialize the results: {e}")))?;
+        Ok(Json(fit_result(value, MAX_RESULT_BYTES)))
     })
     .await
 }
@@ -158,10 +154,19 @@ pub(crate) async fn note(
 ) -> Result<Json<Value>, ApiError> {
     let path = note_path(path)?;
     let params = params(query)?;
+    let offset = match params.get("offset").filter(|v| !v.is_empty()) {
+        None => None,
+        Some(value) => Some(value.parse::<u32>().map_err(|_| {
+            ApiError::bad_request(
+                "`offset` must be a whole number of characters (from `next_offset`)",
+            )
+        })?),
+    };
     let args = GetNoteArgs {
         path,
         lines: text_param(&params, "lines", MAX_PARAM_CHARS)?,
         heading: text_param(&params, "heading", MAX_PARAM_CHARS)?,
+        offset,
     };
     blocking(move || Ok(Json(tools::get_note(&state.live, args)?))).await
 }

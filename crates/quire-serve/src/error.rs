@@ -20,8 +20,14 @@ pub enum ServeError {
         "binding {addr} (not a loopback address) requires a token: pass --token or set QUIRE_TOKEN (at least {min} characters)"
     )]
     TokenRequired { addr: SocketAddr, min: usize },
-    #[error("the token must be at least {min} characters long")]
+    #[error(
+        "the token must be at least {min} characters long, not counting spaces or other whitespace (it is trimmed)"
+    )]
     WeakToken { min: usize },
+    #[error(
+        "the token must not contain control characters (tabs, line breaks, escapes): use letters, digits and punctuation"
+    )]
+    TokenControlCharacters,
     #[error("bad --host `{host}`: {reason}")]
     BadHost { host: String, reason: String },
     #[error("cannot listen on {addr}: {source}")]

@@ -29,6 +29,7 @@ use quire_assist::draft::{DraftTarget, write_draft};
 use quire_assist::reflect::daily_paths_in;
 use quire_assist::{AssistError, FrozenContext};
 use quire_llm::CancelToken;
+use quire_mcp::limits::{MAX_PARAM_CHARS, MAX_PATH_CHARS, MAX_QUESTION_CHARS, check_length};
 use quire_mcp::resolve::resolve_note_path;
 use quire_search::Mode;
 use serde::Deserialize;
@@ -40,8 +41,6 @@ use crate::AppState;
 use crate::api::{blocking, mode_param};
 use crate::error::ApiError;
 
-/// The longest question, in characters.
-pub(crate) const MAX_QUESTION_CHARS: usize = 4_000;
 /// How long retrieval waits for the watcher's first sync when there is no index yet.
 const INDEX_WAIT: Duration = Duration::from_secs(5);
 
@@ -102,11 +101,7 @@ fn limited(text: &str, name: &str, max: usize) -> Result<String, ApiError> {
     if text.is_empty() {
         return Err(ApiError::bad_request(format!("`{name}` is empty")));
     }
-    if text.chars().count() > max {
-        return Err(ApiError::bad_request(format!(
-            "`{name}` is longer than {max} characters"
-        )));
-    }
+    check_length(name, text, max).map_err(ApiError::bad_request)?;
     Ok(text.to_string())
 }
 
@@ -194,8 +189,8 @@ pub(crate) async fn draft(
     request: Result<Json<DraftBody>, JsonRejection>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     let request = body(request)?;
-    let note = limited(&request.note, "note", 1_000)?;
-    let heading = limited(&request.heading, "heading", 500)?;
+    let note = limited(&request.note, "note", MAX_PATH_CHARS)?;
+    let heading = limited(&request.heading, "heading", MAX_PARAM_CHARS)?;
     let mode = mode_param(request.mode.as_deref())?;
     let permit = Arc::clone(&state.generating)
         .try_acquire_owned()

@@ -11,8 +11,9 @@
 //! 3. **Token.** When a token is configured (always, when the server listens beyond loopback),
 //!    every request must present it: `Authorization: Bearer <token>`, the `quire_token` cookie
 //!    the page receives when opened as `/?token=<token>`, or a `token` query parameter (for
-//!    `EventSource`, which cannot set headers). Otherwise 401 `unauthorized`. Tokens are compared
-//!    in constant time.
+//!    `EventSource`, which cannot set headers). The scheme's name is matched ignoring case
+//!    (`bearer` too, RFC 7235 section 2.1). Otherwise 401 `unauthorized`. Tokens are compared in
+//!    constant time (`subtle`).
 //!
 //! Every response also carries headers that keep the page and the API from being framed,
 //! sniffed or leaking the URL: `Content-Security-Policy`, `X-Content-Type-Options`,
@@ -25,6 +26,7 @@ use axum::http::header::{self, HeaderMap, HeaderValue};
 use axum::http::{Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use subtle::ConstantTimeEq;
 
 use crate::AppState;
 use crate::error::ApiError;
@@ -54,15 +56,19 @@ pub(crate) fn is_loopback_host(host: &str) -> bool {
             .is_ok_and(|ip| ip.is_loopback())
 }
 
-/// Equal strings, compared without an early exit (a timing side channel would reveal the
-/// token's prefix).
+/// Equal strings, compared in constant time (a timing side channel would reveal the token's
+/// prefix). Only the length may show, which the token's rules make no secret of.
 fn same_secret(given: &str, expected: &str) -> bool {
-    let (a, b) = (given.as_bytes(), expected.as_bytes());
-    let mut differ = a.len() ^ b.len();
-    for (i, byte) in b.iter().enumerate() {
-        differ |= usize::from(a.get(i).copied().unwrap_or(0) ^ byte);
-    }
-    differ == 0
+    bool::from(given.as_bytes().ct_eq(expected.as_bytes()))
+}
+
+/// The credentials of an `Authorization: Bearer <token>` header; the scheme's name is
+/// case-insensitive.
+fn bearer_token(value: &str) -> Option<&str> {
+    let (scheme, token) = value.trim_start().split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then_some(token.trim())
 }
 
 /// The token a request presents, from the header, the cookie or the query string.
@@ -71,9 +77,9 @@ fn presented_tokens(headers: &HeaderMap, query: Option<&str>) -> Vec<String> {
     if let Some(bearer) = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
+        .and_then(bearer_token)
     {
-        tokens.push(bearer.trim().to_string());
+        tokens.push(bearer.to_string());
     }
     for cookies in headers.get_all(header::COOKIE) {
         let Ok(cookies) = cookies.to_str() else {
@@ -285,6 +291,11 @@ mod tests {
         let tokens = presented_tokens(&headers, Some("q=x&token=th%72ee"));
         assert_eq!(tokens, ["one", "two", "three"]);
         assert_eq!(percent_decoded("a%2"), "a%2");
+        for header in ["bearer one", "BEARER one", "Bearer   one ", "bEaReR one"] {
+            assert_eq!(bearer_token(header), Some("one"), "{header}");
+        }
+        assert_eq!(bearer_token("Basic b25lOnR3bw=="), None);
+        assert_eq!(bearer_token("Bearerone"), None);
         assert_eq!(percent_decoded("%zz"), "%zz");
     }
 

@@ -23,12 +23,14 @@
 //! - **Read-only.** Nothing here writes to the vault (`draft` streams a draft; it never inserts).
 //!   The only writer is the watcher's sync, which writes the index directory.
 //! - **Guarded** (see `guard`): loopback by default, where only loopback `Host` headers pass; a
-//!   token is required beyond loopback and checked on every request; CORS admits only the page
-//!   and `app://obsidian.md`.
+//!   token is required beyond loopback and checked on every request, `/mcp` included (which
+//!   then answers any `Host`, like the rest); CORS admits only the page and `app://obsidian.md`.
 //! - **Confined.** A note path is vault-relative: `..`, absolute paths, percent-encoded escapes
 //!   and symlinks that lead out of the vault are refused with 400 `path_outside_vault`.
-//! - **Bounded.** Request bodies ≤ 64 KiB, `k` ≤ 50, queries ≤ 1,000 and questions ≤ 4,000
-//!   characters, two answers generated at a time (429 `busy` beyond), note text ≤ 40 KB.
+//! - **Bounded.** The limits are `quire_mcp::limits`, the same as `quire mcp`'s: request bodies
+//!   ≤ 64 KiB (`/mcp` too), `k` ≤ 50, queries ≤ 1,000 and questions ≤ 4,000 characters, note
+//!   paths ≤ 1,000 and other parameters ≤ 500; two answers generated at a time (429 `busy`
+//!   beyond); note text ≤ 40 KB a response (a longer text says how to ask for the rest).
 //! - **Never blocked by a sync.** Each index generation has its own searchers, pinned to it; a
 //!   search that runs while the watcher syncs reads the previous generation, whole.
 //! - **Errors** are `{"error": {"code", "message"}}` with a stable `code`.
@@ -70,10 +72,10 @@ pub use error::{ApiError, ServeError};
 
 /// The default port.
 pub const DEFAULT_PORT: u16 = 7878;
-/// The shortest token accepted.
+/// The shortest token accepted, in characters other than whitespace.
 pub const MIN_TOKEN_LEN: usize = 16;
-/// The largest request body.
-pub const MAX_BODY_BYTES: usize = 64 * 1024;
+/// The largest request body (the same limit as `quire mcp`'s).
+pub const MAX_BODY_BYTES: usize = quire_mcp::limits::MAX_BODY_BYTES;
 /// Answers (ask, draft) generated at once.
 const MAX_GENERATIONS: usize = 2;
 /// Searchers per index generation: searches that run at once.
@@ -142,6 +144,23 @@ fn bind_address(host: &str, port: u16) -> Result<SocketAddr, ServeError> {
         .ok_or_else(|| bad("it names no address".into()))
 }
 
+/// The token as requests must present it: trimmed, `None` when none was given (an empty
+/// `QUIRE_TOKEN` is none). Refused with a clear error when it has control characters or fewer
+/// than [`MIN_TOKEN_LEN`] characters that are not whitespace (sixteen spaces are no secret).
+fn checked_token(token: Option<String>) -> Result<Option<String>, ServeError> {
+    let Some(token) = token.filter(|t| !t.is_empty()) else {
+        return Ok(None);
+    };
+    let token = token.trim();
+    if token.chars().any(char::is_control) {
+        return Err(ServeError::TokenControlCharacters);
+    }
+    if token.chars().filter(|c| !c.is_whitespace()).count() < MIN_TOKEN_LEN {
+        return Err(ServeError::WeakToken { min: MIN_TOKEN_LEN });
+    }
+    Ok(Some(token.to_string()))
+}
+
 /// Takes the watcher's lock of the index: one `quire serve`/`quire watch` per index.
 fn lock_watcher(index: &IndexLocation) -> Result<WriterLock, ServeError> {
     std::fs::create_dir_all(&index.dir).map_err(|source| IndexError::Io {
@@ -163,7 +182,10 @@ fn runtime(name: &str) -> Result<tokio::runtime::Runtime, ServeError> {
 }
 
 /// The routes, the guard and the body limit over `state`.
-fn router(state: Arc<AppState>, mcp: Option<(quire_mcp::QuireServer, SocketAddr)>) -> Router {
+fn router(
+    state: Arc<AppState>,
+    mcp: Option<(quire_mcp::QuireServer, quire_mcp::AllowedHosts)>,
+) -> Router {
     let mut router = Router::new()
         .route("/", get(page::index))
         .route("/assets/{name}", get(page::asset))
@@ -176,8 +198,10 @@ fn router(state: Arc<AppState>, mcp: Option<(quire_mcp::QuireServer, SocketAddr)
         .route("/api/ask", post(generate::ask))
         .route("/api/draft", post(generate::draft))
         .route("/api/events", get(events::stream));
-    if let Some((server, local)) = mcp {
-        router = router.route_service(quire_mcp::ENDPOINT, quire_mcp::http_service(server, local));
+    // The MCP service reads its own body and enforces the same MAX_BODY_BYTES while it
+    // streams in (DefaultBodyLimit only reaches axum's extractors).
+    if let Some((server, hosts)) = mcp {
+        router = router.route_service(quire_mcp::ENDPOINT, quire_mcp::http_service(server, hosts));
     }
     router
         .fallback(api::not_found)
@@ -195,18 +219,12 @@ fn router(state: Arc<AppState>, mcp: Option<(quire_mcp::QuireServer, SocketAddr)
 pub fn serve(config: ServeConfig) -> Result<(), ServeError> {
     let addr = bind_address(&config.host, config.port)?;
     let loopback_only = addr.ip().is_loopback();
-    let token = config.token.filter(|t| !t.is_empty());
-    match &token {
-        None if !loopback_only => {
-            return Err(ServeError::TokenRequired {
-                addr,
-                min: MIN_TOKEN_LEN,
-            });
-        }
-        Some(t) if t.chars().count() < MIN_TOKEN_LEN => {
-            return Err(ServeError::WeakToken { min: MIN_TOKEN_LEN });
-        }
-        _ => {}
+    let token = checked_token(config.token)?;
+    if token.is_none() && !loopback_only {
+        return Err(ServeError::TokenRequired {
+            addr,
+            min: MIN_TOKEN_LEN,
+        });
     }
     let watching = config.live.watch;
     let _watcher_lock = if watching {
@@ -261,7 +279,14 @@ pub fn serve(config: ServeConfig) -> Result<(), ServeError> {
     if let Ok(mut s) = slot.lock() {
         *s = Some(Arc::clone(&state));
     }
-    let app = router(Arc::clone(&state), Some((running.mcp_server(), local)));
+    // Beyond loopback every request carries the token and any Host passes the guard: `/mcp`
+    // answers the same Hosts. On loopback it keeps its own DNS-rebinding check.
+    let hosts = if loopback_only {
+        quire_mcp::AllowedHosts::LoopbackOr(local)
+    } else {
+        quire_mcp::AllowedHosts::CheckedByCaller
+    };
+    let app = router(Arc::clone(&state), Some((running.mcp_server(), hosts)));
     eprintln!("quire serve: listening on http://{local}/");
     if state.token.is_some() {
         eprintln!(
@@ -341,5 +366,33 @@ mod tests {
         );
         assert!(bind_address("localhost", 3).unwrap().ip().is_loopback());
         assert!(bind_address("no such host.invalid", 4).is_err());
+    }
+
+    #[test]
+    fn tokens_are_trimmed_and_need_sixteen_characters_that_are_not_whitespace() {
+        assert_eq!(checked_token(None).unwrap(), None);
+        assert_eq!(checked_token(Some(String::new())).unwrap(), None);
+        assert_eq!(
+            checked_token(Some("  correct-horse-battery-staple\n".into())).unwrap(),
+            Some("correct-horse-battery-staple".into())
+        );
+        for weak in [
+            " ".repeat(16),
+            "\t".repeat(20),
+            "short".into(),
+            "a b c d e f g h i j".into(),
+        ] {
+            assert!(
+                matches!(
+                    checked_token(Some(weak.clone())),
+                    Err(ServeError::WeakToken { min: 16 })
+                ),
+                "{weak:?}"
+            );
+        }
+        assert!(matches!(
+            checked_token(Some("correct-horse\u{7}battery-staple".into())),
+            Err(ServeError::TokenControlCharacters)
+        ));
     }
 }

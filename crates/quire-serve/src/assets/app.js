@@ -299,30 +299,39 @@
     return text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]));
   }
 
-  // Inline Markdown over text that is ALREADY escaped: only our own tags are added.
-  function inline(escaped) {
+  // Inline Markdown over text that is ALREADY escaped: only our own tags are added. `[S1]` becomes
+  // a link only when S1 is in `citable`: the ids the server checked as the model's citations.
+  // Anything else that looks like one (quoted note text, an id the server did not report) stays
+  // text, so a note cannot make a link to another source.
+  function inline(escaped, citable) {
     return escaped
       .replace(/`([^`]+)`/g, "<code>$1</code>")
       .replace(/\*\*([^*]+)\*\*/g, "<strong>$1</strong>")
       .replace(/(^|[^*])\*([^*\s][^*]*)\*/g, "$1<em>$2</em>")
       .replace(/\[\[([^\]|]+)(?:\|([^\]]+))?\]\]/g, (_, target, alias) => `<span class="wikilink">${alias || target}</span>`)
-      .replace(/\[(S\d+(?:\s*[,;]\s*S\d+)*)\]/g, (_, ids) => ids.split(/\s*[,;]\s*/)
-        .map((id) => `<a class="cite" href="#source-${id}" data-source="${id}">${id}</a>`).join(""))
+      .replace(/\[(S\d+(?:\s*[,;]\s*S\d+)*)\]/g, (whole, ids) => {
+        const list = ids.split(/\s*[,;]\s*/);
+        if (!list.some((id) => citable.has(id))) return whole;
+        return list.map((id) => citable.has(id)
+          ? `<a class="cite" href="#source-${id}" data-source="${id}">${id}</a>`
+          : `[${id}]`).join("");
+      })
       .replace(/\[([^\]]+)\]\((https?:\/\/[^\s)]+)\)/g, '<a href="$2" rel="noopener noreferrer" target="_blank">$1</a>');
   }
 
   // A small Markdown renderer: headings, lists, quotes, code fences, paragraphs. It escapes the
   // whole text first, so note text and model output can never become markup of their own.
-  function renderMarkdown(markdown) {
+  // `citable`: the citation ids that may become links (see inline).
+  function renderMarkdown(markdown, citable = new Set()) {
     const lines = escapeHtml(markdown).split(/\r\n|\r|\n/);
     const out = [];
     let paragraph = [];
     let list = null;
     let code = null;
     const flush = () => {
-      if (paragraph.length) out.push(`<p>${inline(paragraph.join(" "))}</p>`);
+      if (paragraph.length) out.push(`<p>${inline(paragraph.join(" "), citable)}</p>`);
       paragraph = [];
-      if (list) out.push(`<${list.tag}>${list.items.map((i) => `<li>${inline(i)}</li>`).join("")}</${list.tag}>`);
+      if (list) out.push(`<${list.tag}>${list.items.map((i) => `<li>${inline(i, citable)}</li>`).join("")}</${list.tag}>`);
       list = null;
     };
     for (const line of lines) {
@@ -333,10 +342,10 @@
       }
       let m;
       if (/^```/.test(line)) { flush(); code = []; }
-      else if ((m = line.match(/^(#{1,6})\s+(.*)$/))) { flush(); const level = Math.min(6, m[1].length + 2); out.push(`<h${level}>${inline(m[2])}</h${level}>`); }
+      else if ((m = line.match(/^(#{1,6})\s+(.*)$/))) { flush(); const level = Math.min(6, m[1].length + 2); out.push(`<h${level}>${inline(m[2], citable)}</h${level}>`); }
       else if ((m = line.match(/^\s*[-*+]\s+(.*)$/))) { if (paragraph.length || (list && list.tag !== "ul")) flush(); list = list || { tag: "ul", items: [] }; list.items.push(m[1]); }
       else if ((m = line.match(/^\s*\d+[.)]\s+(.*)$/))) { if (paragraph.length || (list && list.tag !== "ol")) flush(); list = list || { tag: "ol", items: [] }; list.items.push(m[1]); }
-      else if ((m = line.match(/^&gt;\s?(.*)$/))) { flush(); out.push(`<blockquote>${inline(m[1])}</blockquote>`); }
+      else if ((m = line.match(/^&gt;\s?(.*)$/))) { flush(); out.push(`<blockquote>${inline(m[1], citable)}</blockquote>`); }
       else if (!line.trim()) flush();
       else { if (list) flush(); paragraph.push(line.trim()); }
     }
@@ -418,7 +427,10 @@
           answer.textContent = text;
         } else if (name === "done") {
           answer.className = "answer done";
-          answer.innerHTML = renderMarkdown(data.answer);
+          // Only a model's answer cites: an extractive answer is quoted note text, and its
+          // `[Sn]` (quire's source headers or a note's own text) never become links.
+          const citable = new Set(data.kind === "generated" ? (data.citations || []).map((c) => c.id) : []);
+          answer.innerHTML = renderMarkdown(data.answer, citable);
           renderSources(data.sources);
           const kind = { generated: `written by ${data.model || "the model"}`, extractive: "extractive: quoted from your notes", nothing_found: "nothing found" }[data.kind] || data.kind;
           $("answer-meta").textContent = [kind, ...data.warnings].join(" · ");

@@ -1,0 +1,63 @@
+//! The limits on what a client may send and what one answer may carry. They are the same on
+//! every face: `quire mcp` (stdio and `--http`), `quire serve`'s JSON API and its `/mcp` route.
+//! `quire serve` uses these constants rather than its own, so a request refused on one face is
+//! refused on all of them, with the same numbers in the message.
+//!
+//! Lengths of text arguments are counted in characters (Unicode scalar values), sizes of
+//! messages and results in bytes. An argument over its limit is refused with a message that
+//! states the limit and the length given, never the value itself: a reply never echoes
+//! megabytes back.
+
+/// The largest request: one JSON-RPC message on stdio (a line), one HTTP request body (the MCP
+/// endpoint, and every route of `quire serve`).
+pub const MAX_BODY_BYTES: usize = 64 * 1024;
+/// The longest search query (`search_notes`' `query`, `/api/search`'s `q`).
+pub const MAX_QUERY_CHARS: usize = 1_000;
+/// The longest question (`/api/ask`).
+pub const MAX_QUESTION_CHARS: usize = 4_000;
+/// The longest note path argument (`path` of the note tools, `/api/ask`'s and `/api/draft`'s
+/// `note`, the path of `/api/notes/{path}` and its siblings).
+pub const MAX_PATH_CHARS: usize = 1_000;
+/// The longest other text argument: `folder`, `tag`, `property`, `heading`, `lines`.
+pub const MAX_PARAM_CHARS: usize = 500;
+/// The longest argument name: longer ones are refused without being quoted.
+pub const MAX_ARGUMENT_NAME_CHARS: usize = 64;
+
+/// The most JSON one result carries, in bytes (about 16k tokens).
+pub const MAX_RESULT_BYTES: usize = 60_000;
+/// The most note text one result carries, in bytes of its JSON string (escapes included).
+pub const MAX_NOTE_TEXT_BYTES: usize = 40_000;
+/// The longest title, heading, snippet or other text field shown whole in a result that had to
+/// be cut to fit [`MAX_RESULT_BYTES`]; longer ones end in `…`.
+pub const MAX_FIELD_CHARS: usize = 1_000;
+/// The longest error message sent back, in characters.
+pub const MAX_ERROR_CHARS: usize = 2_000;
+
+/// `Err` with a message that states the limit when `value` is longer than `max` characters.
+/// The message names the argument and gives both lengths; it never quotes the value.
+pub fn check_length(name: &str, value: &str, max: usize) -> Result<(), String> {
+    // Counting stops past the limit: a megabyte-long value costs no more than a short one.
+    if value.len() <= max || value.chars().take(max + 1).count() <= max {
+        return Ok(());
+    }
+    Err(format!(
+        "`{name}` is {} characters long; the limit is {max} characters",
+        value.chars().count()
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lengths_are_counted_in_characters_and_never_quoted() {
+        assert!(check_length("q", &"é".repeat(1_000), 1_000).is_ok());
+        let message = check_length("q", &"é".repeat(1_001), 1_000).unwrap_err();
+        assert_eq!(
+            message,
+            "`q` is 1001 characters long; the limit is 1000 characters"
+        );
+        assert!(!message.contains('é'));
+    }
+}
