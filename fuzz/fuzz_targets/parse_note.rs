@@ -7,10 +7,15 @@ use quire_vault::chunk::{ApproxTokenCounter, ChunkOptions, chunk_note};
 use quire_vault::{Outline, ParseOptions, parse_note};
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(text) = std::str::from_utf8(data) else { return };
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
     let note = parse_note("Fuzz/Note.md", text, &ParseOptions::default());
     let _ = Outline::of(&note);
-    let options = ChunkOptions { target_tokens: 8, max_tokens: 16 };
+    let options = ChunkOptions {
+        target_tokens: 8,
+        max_tokens: 16,
+    };
     let mut last = 0;
     for chunk in chunk_note(&note, &options, &ApproxTokenCounter) {
         assert!(chunk.byte_range.start >= last && chunk.byte_range.end <= note.source.len());

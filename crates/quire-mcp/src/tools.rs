@@ -121,12 +121,9 @@ pub(crate) fn is_tool(name: &str) -> bool {
     .contains(&name)
 }
 
-/// Runs tool `name` (one of [`definitions`]). Blocking: call it off the async runtime.
-pub(crate) fn call(
-    live: &Live,
-    name: &str,
-    arguments: Option<JsonObject>,
-) -> Result<Json, ToolError> {
+/// Runs tool `name` (one of the tools listed by MCP) with JSON arguments, the result fitted under
+/// [`crate::limits::MAX_RESULT_BYTES`]. Blocking: call it off the async runtime.
+pub fn call(live: &Live, name: &str, arguments: Option<JsonObject>) -> Result<Json, ToolError> {
     let value = match name {
         SEARCH_NOTES => search_notes(live, parse(name, arguments)?),
         GET_NOTE => get_note(live, parse(name, arguments)?),

@@ -214,32 +214,17 @@ fn router(
         .with_state(state)
 }
 
-/// Serves until Ctrl-C: binds, prints `quire serve: listening on http://ADDR/` on stderr, starts
-/// the watcher (unless `config.live.watch` is false) and answers requests.
-pub fn serve(config: ServeConfig) -> Result<(), ServeError> {
-    let addr = bind_address(&config.host, config.port)?;
-    let loopback_only = addr.ip().is_loopback();
-    let token = checked_token(config.token)?;
-    if token.is_none() && !loopback_only {
-        return Err(ServeError::TokenRequired {
-            addr,
-            min: MIN_TOKEN_LEN,
-        });
-    }
-    let watching = config.live.watch;
-    let _watcher_lock = if watching {
-        Some(lock_watcher(&config.live.index)?)
-    } else {
-        None
-    };
-    let runtime = runtime("quire-serve")?;
-    let listener = runtime
-        .block_on(tokio::net::TcpListener::bind(addr))
-        .map_err(|source| ServeError::Bind { addr, source })?;
-    let local = listener
-        .local_addr()
-        .map_err(|source| ServeError::Bind { addr, source })?;
-
+/// The state and router of one server at `local` (the watcher started when `watching`), without
+/// a listener: [`serve`] binds it, and the fuzz target (`fuzz/fuzz_targets/http_request.rs`)
+/// drives it over an in-memory connection. Keep the [`quire_mcp::LiveVault`] alive as long as
+/// the router answers.
+fn build_app(
+    config: ServeConfig,
+    local: SocketAddr,
+    loopback_only: bool,
+    token: Option<String>,
+    watching: bool,
+) -> Result<(Router, quire_mcp::LiveVault, Arc<AppState>), ServeError> {
     let (sender, _) = broadcast::channel(64);
     let mut live_config = config.live;
     live_config.name = "quire serve";
@@ -287,6 +272,46 @@ pub fn serve(config: ServeConfig) -> Result<(), ServeError> {
         quire_mcp::AllowedHosts::CheckedByCaller
     };
     let app = router(Arc::clone(&state), Some((running.mcp_server(), hosts)));
+    Ok((app, running, state))
+}
+
+/// The router of a server on loopback with no watcher, no listener and no token: for fuzzing and
+/// in-process tests. Requests need a loopback `Host` (e.g. `127.0.0.1:7878`).
+#[doc(hidden)]
+pub fn loopback_app(mut config: ServeConfig) -> Result<(Router, quire_mcp::LiveVault), ServeError> {
+    config.live.watch = false;
+    let local = SocketAddr::from(([127, 0, 0, 1], config.port));
+    let (app, running, _) = build_app(config, local, true, None, false)?;
+    Ok((app, running))
+}
+
+/// Serves until Ctrl-C: binds, prints `quire serve: listening on http://ADDR/` on stderr, starts
+/// the watcher (unless `config.live.watch` is false) and answers requests.
+pub fn serve(config: ServeConfig) -> Result<(), ServeError> {
+    let addr = bind_address(&config.host, config.port)?;
+    let loopback_only = addr.ip().is_loopback();
+    let token = checked_token(config.token.clone())?;
+    if token.is_none() && !loopback_only {
+        return Err(ServeError::TokenRequired {
+            addr,
+            min: MIN_TOKEN_LEN,
+        });
+    }
+    let watching = config.live.watch;
+    let _watcher_lock = if watching {
+        Some(lock_watcher(&config.live.index)?)
+    } else {
+        None
+    };
+    let runtime = runtime("quire-serve")?;
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind(addr))
+        .map_err(|source| ServeError::Bind { addr, source })?;
+    let local = listener
+        .local_addr()
+        .map_err(|source| ServeError::Bind { addr, source })?;
+
+    let (app, running, state) = build_app(config, local, loopback_only, token, watching)?;
     eprintln!("quire serve: listening on http://{local}/");
     if state.token.is_some() {
         eprintln!(
