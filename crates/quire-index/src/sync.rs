@@ -227,6 +227,7 @@ pub fn sync(
     let rebuild_all = options.rebuild || chunker_changed;
 
     let report = scan_vault(&settings.root, &settings.scan)?;
+    failpoint("stall_after_scan");
     let known: HashMap<String, crate::store::NoteRow> = store
         .notes()?
         .into_iter()
@@ -424,9 +425,15 @@ fn note_failed(path: &str, why: &str) -> Skipped {
 }
 
 /// Crash tests stop the process here when `QUIRE_FAILPOINT` names this point (abort, as a kill
-/// would: nothing is flushed or unwound). Costs one environment lookup per sync.
+/// would: nothing is flushed or unwound). Costs one environment lookup per point per sync.
+/// A point whose name starts with `stall` sleeps 5 s instead (a sync that hangs, for the
+/// watcher's stall report).
 fn failpoint(name: &str) {
     if std::env::var_os("QUIRE_FAILPOINT").is_some_and(|v| v == name) {
+        if name.starts_with("stall") {
+            std::thread::sleep(std::time::Duration::from_secs(5));
+            return;
+        }
         eprintln!("quire: failpoint {name}: aborting");
         std::process::abort();
     }

@@ -295,8 +295,8 @@ impl<F: Fn(WatchEvent)> Worker<F> {
     }
 
     /// Runs one sync on a scoped thread while this one watches it: a sync still running after
-    /// [`STALL_REPORT`] (a file that blocks reading, a dead network share) is reported as a
-    /// failure every [`STALL_REPORT`] until it ends, so status, events and stderr say the index is
+    /// [`stall_report`] (a file that blocks reading, a dead network share) is reported as a
+    /// failure every [`stall_report`] until it ends, so status, events and stderr say the index is
     /// not being kept fresh instead of showing the last good sync.
     fn sync_watched(
         &self,
@@ -324,7 +324,7 @@ impl<F: Fn(WatchEvent)> Worker<F> {
                 }
             };
             let started = Instant::now();
-            while let Err(RecvTimeoutError::Timeout) = finished.recv_timeout(STALL_REPORT) {
+            while let Err(RecvTimeoutError::Timeout) = finished.recv_timeout(stall_report()) {
                 let message = format!(
                     "the sync of {} has been running for {:.0} s and has not finished: notes saved meanwhile are not searchable yet",
                     self.vault_root.display(),
@@ -344,8 +344,15 @@ impl<F: Fn(WatchEvent)> Worker<F> {
     }
 }
 
-/// How long a sync may run before the watcher reports that it has not finished.
-const STALL_REPORT: Duration = Duration::from_secs(60);
+/// How long a sync may run before the watcher reports that it has not finished: 60 s, or
+/// `QUIRE_WATCH_STALL_MS` (for tests).
+fn stall_report() -> Duration {
+    std::env::var("QUIRE_WATCH_STALL_MS")
+        .ok()
+        .and_then(|ms| ms.parse().ok())
+        .map(Duration::from_millis)
+        .unwrap_or(Duration::from_secs(60))
+}
 
 #[cfg(test)]
 mod tests {

@@ -928,3 +928,50 @@ fn draft_insert_into_a_note_that_is_a_link_is_refused_and_the_link_kept() {
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
+
+#[test]
+fn a_sync_that_does_not_finish_is_reported_while_it_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = dir.path().join("vault");
+    support::copy_tree(&support::sample_vault(), &vault);
+    let index = dir.path().join("index");
+    // The sync sleeps 5 s after its scan; the watcher reports a sync running past 1 s.
+    let mut watch = quire(&vault, &index)
+        .env("QUIRE_FAILPOINT", "stall_after_scan")
+        .env("QUIRE_WATCH_STALL_MS", "1000")
+        .arg("watch")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = watch.stderr.take().unwrap();
+    let lines = std::thread::spawn(move || {
+        use std::io::BufRead;
+        let mut seen = Vec::new();
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let done = line.contains("generation 1");
+            seen.push(line);
+            if done {
+                break;
+            }
+        }
+        seen
+    });
+    let started = Instant::now();
+    while !lines.is_finished() && started.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    watch.kill().ok();
+    watch.wait().unwrap();
+    let seen = lines.join().unwrap();
+    let stalls: Vec<&String> = seen
+        .iter()
+        .filter(|l| l.contains("has been running for") && l.contains("has not finished"))
+        .collect();
+    assert!(stalls.len() >= 2, "{seen:#?}");
+    // …and the sync, once it ends, is reported as done.
+    assert!(seen.last().unwrap().contains("generation 1"), "{seen:#?}");
+}
