@@ -207,6 +207,32 @@ fn uncited_points(text: &str, known: &[&str]) -> usize {
         .count()
 }
 
+/// The tasks still open at the end of the range, each with the last day it is written on open: a
+/// task ticked on a later day (the same text, ignoring case and spacing) is no open loop, and a
+/// task carried from day to day is listed once.
+fn open_loops(days: &[Day]) -> Vec<(&quire_vault::Task, &Day)> {
+    let key = |text: &str| {
+        text.split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .to_lowercase()
+    };
+    let mut ordered: Vec<&Day> = days.iter().collect();
+    ordered.sort_by_key(|d| d.date);
+    // Walk from the last day back: the first sighting of a task decides whether it is open.
+    let mut decided: std::collections::HashSet<String> = Default::default();
+    let mut open = Vec::new();
+    for day in ordered.iter().rev() {
+        for task in &day.note.tasks {
+            if decided.insert(key(&task.text)) && !task.done {
+                open.push((task, *day));
+            }
+        }
+    }
+    open.sort_by_key(|(task, day)| (day.date, task.line));
+    open
+}
+
 /// The reflection without a model: the notes' own points, recurring tags and links, open tasks.
 pub fn offline_reflection(range: DateRange, days: &[Day]) -> String {
     let mut text = format!(
@@ -258,12 +284,10 @@ pub fn offline_reflection(range: DateRange, days: &[Day]) -> String {
         ));
     }
     text.push_str("\n## Open loops\n\n");
-    let mut open = 0;
-    for day in days {
-        for task in day.note.tasks.iter().filter(|t| !t.done) {
-            text.push_str(&format!("- [ ] {} [[{}]]\n", task.text.trim(), day.link));
-            open += 1;
-        }
+    let open_loops = open_loops(days);
+    let open = open_loops.len();
+    for (task, day) in open_loops {
+        text.push_str(&format!("- [ ] {} [[{}]]\n", task.text.trim(), day.link));
     }
     if open == 0 {
         text.push_str("- No open tasks.\n");
@@ -289,6 +313,41 @@ fn first_points(note: &Note, n: usize) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn day(date: &str, text: &str) -> Day {
+        Day {
+            date: date.parse().unwrap(),
+            note: quire_vault::parse_note(&format!("{date}.md"), text, &Default::default()),
+            link: date.to_string(),
+        }
+    }
+
+    #[test]
+    fn a_task_ticked_on_a_later_day_is_no_open_loop() {
+        let days = [
+            day(
+                "2026-11-24",
+                "- [ ] call  the plumber\n- [ ] buy rye flour\n- [ ] book train\n",
+            ),
+            day("2026-11-25", "- [x] Call the plumber\n- [ ] book train\n"),
+            day("2026-11-26", "- [ ] write report\n"),
+        ];
+        let range = DateRange::days_ending("2026-11-26".parse().unwrap(), 3);
+        let text = offline_reflection(range, &days);
+        let loops = text.split("## Open loops").nth(1).unwrap();
+        assert!(!loops.contains("plumber"), "{loops}");
+        assert!(
+            loops.contains("- [ ] buy rye flour [[2026-11-24]]"),
+            "{loops}"
+        );
+        // Carried from day to day: listed once, at the last day it is written.
+        assert_eq!(loops.matches("book train").count(), 1, "{loops}");
+        assert!(loops.contains("- [ ] book train [[2026-11-25]]"), "{loops}");
+        assert!(
+            loops.contains("- [ ] write report [[2026-11-26]]"),
+            "{loops}"
+        );
+    }
 
     #[test]
     fn points_without_a_day_are_counted() {

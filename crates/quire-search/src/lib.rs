@@ -228,8 +228,14 @@ impl Searcher {
     /// The embedder, checked against the index's space.
     fn embedder(&self, what: &str) -> Result<&dyn Embedder, SearchError> {
         let Some(embedder) = &self.embedder else {
+            // Only a search has a BM25 mode to fall back to.
+            let instead = if what == "vector search" {
+                ", or use --mode bm25"
+            } else {
+                ""
+            };
             return Err(SearchError::NoEmbeddings(format!(
-                "{what} needs the embedding model, and none is loaded (fetch it with scripts/fetch-model.sh, or use --mode bm25)"
+                "{what} needs the embedding model, and none is loaded (fetch it with scripts/fetch-model.sh{instead})"
             )));
         };
         match self.space()? {

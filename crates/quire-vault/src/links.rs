@@ -274,8 +274,8 @@ impl LinkGraph {
     }
 }
 
-/// An index note is typed or tagged as one, or mostly links: at least five distinct notes linked
-/// and links on at least half of its non-blank body lines.
+/// An index note is typed or tagged as one, or, if it is not a daily note, mostly links: at least
+/// five distinct notes linked and links on at least half of its non-blank body lines.
 fn looks_like_moc(note: &Note, distinct_targets: usize) -> bool {
     let marked = |s: &str| {
         let lower = s.to_lowercase();
@@ -293,7 +293,8 @@ fn looks_like_moc(note: &Note, distinct_targets: usize) -> bool {
     if typed || note.tags.iter().any(|t| marked(&t.name)) {
         return true;
     }
-    if distinct_targets < 5 {
+    // A daily note full of links is a journal, not a map of content (unless marked as one).
+    if note.daily_date.is_some() || distinct_targets < 5 {
         return false;
     }
     let link_lines: BTreeSet<usize> = note

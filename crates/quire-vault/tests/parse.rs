@@ -283,3 +283,21 @@ fn wikilinks_in_properties_are_links() {
         ]
     );
 }
+
+#[test]
+fn a_daily_note_full_of_links_is_no_map_of_content() {
+    use quire_vault::links::{LinkGraph, LinkResolver};
+    let opts = quire_vault::ParseOptions::default();
+    let mut notes: Vec<quire_vault::Note> = (1..=5)
+        .map(|i| quire_vault::parse_note(&format!("N{i}.md"), "# N\n", &opts))
+        .collect();
+    let links = "- [[N1]]\n- [[N2]]\n- [[N3]]\n- [[N4]]\n- [[N5]]\n";
+    notes.push(quire_vault::parse_note("2026-11-24.md", links, &opts));
+    notes.push(quire_vault::parse_note("Index.md", links, &opts));
+    assert!(notes[5].daily_date.is_some());
+    let resolver = LinkResolver::new(&notes, &[]);
+    let graph = LinkGraph::build(&notes, &resolver);
+    assert!(!graph.is_moc[5], "the daily note is not a map of content");
+    assert!(graph.is_moc[6], "the same links in an ordinary note are");
+    assert_eq!(graph.moc_parents[0], [6]);
+}

@@ -243,11 +243,18 @@ fn open_options(cli: &Cli) -> OpenOptions {
     }
 }
 
-/// A NOTE argument: a path to a file inside the vault (relative to the current directory or
-/// absolute), a vault-relative path, or a name resolved like a wikilink. Anything that leads
+/// A NOTE argument: a vault-relative path or a name resolved like a wikilink, else a path to a
+/// file inside the vault (relative to the current directory, or absolute). Anything that leads
 /// outside the vault is refused.
 fn find_note(vault: &Vault, arg: &str) -> Result<usize> {
     let as_path = Path::new(arg);
+    // A name or path that is a note of the vault wins over a file of the same name in the
+    // current directory (`quire --vault V outline README.md` run beside another README.md).
+    if !as_path.is_absolute()
+        && let Ok(i) = vault.find_note(arg)
+    {
+        return Ok(i);
+    }
     if (as_path.is_absolute() || as_path.exists())
         && let Ok(canonical) = as_path.canonicalize()
     {
@@ -607,6 +614,17 @@ fn load_embedder(cli: &Cli) -> Result<Option<Arc<dyn Embedder>>> {
     Ok(Some(Arc::from(model)))
 }
 
+/// What similar notes and duplicates say when they cannot run without vectors: with
+/// `--no-embeddings` that the flag is why, not that a model must be fetched.
+fn needs_vectors(cli: &Cli, err: quire_search::SearchError) -> anyhow::Error {
+    match err {
+        quire_search::SearchError::NoEmbeddings(_) if cli.no_embeddings => anyhow::anyhow!(
+            "this command compares the notes' vectors, and --no-embeddings loads no model: run it without --no-embeddings"
+        ),
+        other => other.into(),
+    }
+}
+
 fn open_searcher(cli: &Cli, embedder: Option<Arc<dyn Embedder>>) -> Result<Searcher> {
     let location = index_location(cli)?;
     let searcher = match Searcher::open(&location) {
@@ -635,7 +653,9 @@ fn run_index_command(cli: &Cli, out: &mut String) -> Result<ExitCode> {
             let searcher = open_searcher(cli, load_embedder(cli)?)?;
             let vault = open_vault(cli)?;
             let path = vault.notes[find_note(&vault, note)?].path.clone();
-            let similar = searcher.similar(&path, (*k).clamp(1, 200))?;
+            let similar = searcher
+                .similar(&path, (*k).clamp(1, 200))
+                .map_err(|e| needs_vectors(cli, e))?;
             if cli.json {
                 print_json(out, &json!({ "path": path, "similar": similar }));
             } else {
@@ -646,7 +666,9 @@ fn run_index_command(cli: &Cli, out: &mut String) -> Result<ExitCode> {
         }
         Command::Duplicates { threshold, limit } => {
             let searcher = open_searcher(cli, load_embedder(cli)?)?;
-            let pairs = searcher.duplicates(*threshold, *limit)?;
+            let pairs = searcher
+                .duplicates(*threshold, *limit)
+                .map_err(|e| needs_vectors(cli, e))?;
             if cli.json {
                 print_json(out, &json!({ "threshold": threshold, "pairs": pairs }));
             } else if pairs.is_empty() {
@@ -848,7 +870,12 @@ fn run_index_command(cli: &Cli, out: &mut String) -> Result<ExitCode> {
                 if embedder.is_none() {
                     outln!(
                         out,
-                        "(vector and hybrid need the embedding model: run scripts/fetch-model.sh)"
+                        "{}",
+                        if cli.no_embeddings {
+                            "(vector and hybrid were not run: --no-embeddings was given)"
+                        } else {
+                            "(vector and hybrid need the embedding model: run scripts/fetch-model.sh)"
+                        }
                     );
                 }
             }

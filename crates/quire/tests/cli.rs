@@ -610,3 +610,78 @@ fn manifest_lists_orphans() {
     );
     assert!(!orphans.contains(&"Home.md"));
 }
+
+#[test]
+fn a_note_name_resolves_in_the_vault_before_the_current_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = dir.path().join("vault");
+    fs::create_dir_all(&vault).unwrap();
+    fs::write(vault.join("README.md"), "# Vault readme\n\n## Inside\n").unwrap();
+    let elsewhere = dir.path().join("elsewhere");
+    fs::create_dir_all(&elsewhere).unwrap();
+    fs::write(elsewhere.join("README.md"), "# Another readme\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_quire"))
+        .current_dir(&elsewhere)
+        .env("QUIRE_INDEX_DIR", dir.path().join("index"))
+        .arg("--vault")
+        .arg(&vault)
+        .args(["outline", "README.md"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("Vault readme") && text.contains("Inside"),
+        "{text}"
+    );
+    // An absolute path to the file outside the vault is still refused.
+    let out = Command::new(env!("CARGO_BIN_EXE_quire"))
+        .current_dir(&elsewhere)
+        .arg("--vault")
+        .arg(&vault)
+        .arg("outline")
+        .arg(elsewhere.join("README.md"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("outside the vault"), "{stderr}");
+}
+
+#[test]
+fn similar_without_embeddings_says_why_without_a_wrong_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/vault");
+    let index = dir.path().join("index");
+    let quire = || {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_quire"));
+        c.env("QUIRE_INDEX_DIR", &index).arg("--vault").arg(&vault);
+        c
+    };
+    assert!(
+        quire()
+            .args(["--no-embeddings", "index"])
+            .output()
+            .unwrap()
+            .status
+            .success()
+    );
+    let out = quire()
+        .args(["--no-embeddings", "similar", "Sourdough Starter"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--no-embeddings loads no model"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("--mode"),
+        "similar has no --mode: {stderr}"
+    );
+}
