@@ -17,7 +17,7 @@ struct State {
     _fixture: fixture::Fixture,
     runtime: tokio::runtime::Runtime,
     router: axum::Router,
-    _live: quire_mcp::LiveVault,
+    _live: quire_app::LiveVault,
 }
 
 fn state() -> &'static State {
@@ -29,9 +29,16 @@ fn state() -> &'static State {
             .enable_all()
             .build()
             .expect("runtime");
-        let live = quire_mcp::ServerConfig::new(fixture.vault.clone(), fixture.index.clone());
+        let live = quire_app::AppConfig::new(fixture.vault.clone(), fixture.index.clone());
+        let mut config = quire_serve::ServeConfig::new(live);
+        // `/mcp` mounted as the binary mounts it.
+        config.mount = Some(Box::new(|live, local, _| {
+            let hosts = quire_mcp::AllowedHosts::LoopbackOr(local);
+            let service = quire_mcp::http_service(quire_mcp::QuireServer::new(live), hosts);
+            axum::Router::new().route_service(quire_mcp::ENDPOINT, service)
+        }));
         let (router, live) = runtime
-            .block_on(async { quire_serve::loopback_app(quire_serve::ServeConfig::new(live)) })
+            .block_on(async { quire_serve::loopback_app(config) })
             .expect("build the app");
         let _ = live.live.vault(Duration::from_secs(60));
         State {

@@ -9,7 +9,7 @@ mod fixture;
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use quire_mcp::limits::{MAX_ERROR_CHARS, MAX_RESULT_BYTES};
+use quire_app::limits::{MAX_ERROR_CHARS, MAX_RESULT_BYTES};
 
 const TOOLS: &[&str] = &[
     "search_notes",
@@ -23,16 +23,16 @@ const TOOLS: &[&str] = &[
 
 struct State {
     _fixture: fixture::Fixture,
-    live: quire_mcp::LiveVault,
+    live: quire_app::LiveVault,
 }
 
 fn state() -> &'static State {
     static STATE: OnceLock<State> = OnceLock::new();
     STATE.get_or_init(|| {
         let fixture = fixture::fixture();
-        let mut config = quire_mcp::ServerConfig::new(fixture.vault.clone(), fixture.index.clone());
+        let mut config = quire_app::AppConfig::new(fixture.vault.clone(), fixture.index.clone());
         config.watch = false;
-        let live = quire_mcp::start_live(config, |_| {}).expect("start the live vault");
+        let live = quire_app::start_live(config, |_| {}).expect("start the live vault");
         // The first parse of the vault runs on a thread: wait for it once.
         let _ = live.live.vault(std::time::Duration::from_secs(60));
         State {
@@ -58,7 +58,7 @@ fuzz_target!(|data: &[u8]| {
         .as_ref()
         .map(|a| serde_json::to_string(a).map(|s| s.len()).unwrap_or(0))
         .unwrap_or(0);
-    match quire_mcp::tools::call(&state().live.live, name, arguments) {
+    match quire_app::ops::call(&state().live.live, name, arguments) {
         Ok(value) => {
             let size = serde_json::to_string(&value).map(|s| s.len()).unwrap_or(0);
             assert!(size <= MAX_RESULT_BYTES, "{name}: a {size}-byte result");

@@ -36,6 +36,14 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (space_id, content_hash));",
 ];
 
+/// The tables [`Store::count`] counts (a closed set: no SQL is built from an argument).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Table {
+    Notes,
+    Chunks,
+    Embeddings,
+}
+
 /// One note's row.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct NoteRow {
@@ -243,11 +251,15 @@ impl Store {
         rows.collect::<Result<_, _>>().map_err(db_err)
     }
 
-    pub fn count(&self, table: &str) -> Result<u64, IndexError> {
-        // `table` is one of our own names, never user input.
-        let sql = format!("SELECT COUNT(*) FROM {table}");
+    /// The number of rows of `table`.
+    pub fn count(&self, table: Table) -> Result<u64, IndexError> {
+        let sql = match table {
+            Table::Notes => "SELECT COUNT(*) FROM notes",
+            Table::Chunks => "SELECT COUNT(*) FROM chunks",
+            Table::Embeddings => "SELECT COUNT(*) FROM embeddings",
+        };
         self.conn
-            .query_row(&sql, [], |r| r.get::<_, i64>(0))
+            .query_row(sql, [], |r| r.get::<_, i64>(0))
             .map(|n| n as u64)
             .map_err(db_err)
     }

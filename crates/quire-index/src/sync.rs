@@ -401,7 +401,7 @@ pub fn sync(
                 reason: s.message.clone(),
             })
             .collect(),
-        chunks_total: store.count("chunks")?,
+        chunks_total: store.count(crate::store::Table::Chunks)?,
         chunks_embedded: embedded,
         chunks_reused: if options.embedder.is_some() {
             changed_chunks.saturating_sub(embedded)

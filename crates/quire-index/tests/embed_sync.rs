@@ -139,7 +139,7 @@ fn another_embedding_space_is_refused_until_a_rebuild() {
     }
     let store = Store::open(&index.store_path()).unwrap();
     assert_eq!(
-        store.count("embeddings").unwrap(),
+        store.count(quire_index::store::Table::Embeddings).unwrap(),
         5,
         "nothing deleted or added by the refused run"
     );
@@ -148,7 +148,7 @@ fn another_embedding_space_is_refused_until_a_rebuild() {
     assert_eq!(rebuilt.chunks_embedded, 5);
     let store = Store::open(&index.store_path()).unwrap();
     assert_eq!(
-        store.count("embeddings").unwrap(),
+        store.count(quire_index::store::Table::Embeddings).unwrap(),
         10,
         "old vectors stay cached"
     );

@@ -19,8 +19,8 @@ use tokio::net::TcpListener;
 use tower_service::Service as _;
 
 use crate::error::ServeError;
-use crate::limits::MAX_BODY_BYTES;
 use crate::server::QuireServer;
+use quire_app::limits::MAX_BODY_BYTES;
 
 /// The path of the MCP endpoint.
 pub const ENDPOINT: &str = "/mcp";

@@ -36,179 +36,35 @@
 //!   new parse when notes changed).
 //! - **Protocol on stdout only.** Logs go to stderr.
 //!
-//! The async runtime (tokio) lives in this crate only; the functions here block until the
-//! server stops.
+//! What the tools answer is the application core's (`quire-app`): this crate only speaks the
+//! protocol. The functions here block until the server stops.
 //!
 //! ```no_run
 //! use quire_index::IndexLocation;
-//! use quire_mcp::{ServerConfig, serve_stdio};
+//! use quire_app::AppConfig;
+//! use quire_mcp::serve_stdio;
 //!
 //! let vault = std::path::PathBuf::from("/path/to/vault");
 //! let index = IndexLocation::default_for(&vault.canonicalize().unwrap());
-//! serve_stdio(ServerConfig::new(vault, index)).unwrap();
+//! serve_stdio(AppConfig::new(vault, index)).unwrap();
 //! ```
 
-pub mod args;
-mod bounds;
 mod error;
 mod http;
-pub mod limits;
-pub mod live;
-pub mod resolve;
 mod server;
 mod stdio;
-pub mod tools;
+mod tools;
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use quire_embed::Embedder;
-use quire_index::{IndexLocation, SyncOptions};
-use quire_vault::OpenOptions;
-use quire_watch::{WatchEvent, WatchHandle, WatchOptions};
+use quire_app::{AppConfig, start_live};
 use rmcp::ServiceExt;
 
-pub use bounds::fit_result;
-pub use error::{ServeError, ToolError};
+pub use error::ServeError;
 pub use http::{AllowedHosts, ENDPOINT, http_service};
-pub use live::{Live, SharedSearcher, VaultSnapshot};
 pub use server::QuireServer;
-
-use crate::live::spawn_vault_reader;
-
-/// What to serve and how.
-pub struct ServerConfig {
-    pub vault_root: PathBuf,
-    /// Scan settings from flags, added to the vault's config file.
-    pub open: OpenOptions,
-    pub index: IndexLocation,
-    /// The model that embeds queries (and new chunks, when watching); `None`: BM25 only.
-    pub embedder: Option<Arc<dyn Embedder>>,
-    /// Keep the index in sync with the vault while serving.
-    pub watch: bool,
-    /// Quiet time after the last file event before a sync (default: the watcher's 1.5 s).
-    pub debounce: Option<Duration>,
-    /// Who writes the log lines on stderr (`quire mcp`, `quire serve`).
-    pub name: &'static str,
-    /// Searchers opened per index generation, so that this many searches run at once.
-    pub searchers: usize,
-}
-
-impl ServerConfig {
-    /// Watching, no model, the vault's own scan settings.
-    pub fn new(vault_root: PathBuf, index: IndexLocation) -> Self {
-        ServerConfig {
-            vault_root,
-            open: OpenOptions::default(),
-            index,
-            embedder: None,
-            watch: true,
-            debounce: None,
-            name: "quire mcp",
-            searchers: 1,
-        }
-    }
-}
-
-/// The watcher's settings: every sync with these scan options and embedder; `debounce` or the
-/// watcher's default.
-pub fn watch_options(
-    open: &OpenOptions,
-    embedder: Option<Arc<dyn Embedder>>,
-    debounce: Option<Duration>,
-) -> WatchOptions {
-    let mut options = WatchOptions {
-        sync: SyncOptions {
-            open: open.clone(),
-            rebuild: false,
-            embedder,
-        },
-        ..WatchOptions::default()
-    };
-    if let Some(debounce) = debounce {
-        options.debounce = debounce;
-    }
-    options
-}
-
-/// The live state of a served vault and its watcher. Dropping it stops the watcher.
-pub struct LiveVault {
-    pub live: Arc<Live>,
-    _watcher: Option<WatchHandle>,
-}
-
-impl LiveVault {
-    /// The MCP handler over this state (to mount the MCP endpoint in another server).
-    pub fn mcp_server(&self) -> QuireServer {
-        QuireServer::new(Arc::clone(&self.live))
-    }
-}
-
-/// Opens what can be opened at once and starts the background work: the first parse of the vault
-/// and, when watching, the watcher (whose first sync reconciles the index with the vault).
-/// `on_event` hears every sync attempt after the new searchers are in place; `quire serve`
-/// passes it on to its clients.
-pub fn start_live(
-    config: ServerConfig,
-    on_event: impl Fn(&WatchEvent) + Send + 'static,
-) -> Result<LiveVault, ServeError> {
-    let live = Arc::new(Live::new(
-        config.vault_root,
-        config.open,
-        config.index,
-        config.embedder,
-        config.watch,
-        config.name,
-        config.searchers,
-    )?);
-    let read_vault = spawn_vault_reader(Arc::clone(&live))?;
-    // The receiver lives as long as the reader thread, which outlives every sender.
-    let _ = read_vault.send(());
-    let watcher = if config.watch {
-        let options = watch_options(&live.open, live.embedder.clone(), config.debounce);
-        let on_sync = Arc::clone(&live);
-        let name = live.name;
-        let handle = quire_watch::spawn(
-            live.root.clone(),
-            live.index.clone(),
-            options,
-            move |event| {
-                match &event {
-                    WatchEvent::Synced { stats, changes } => {
-                        let notes_changed = stats.notes_indexed > 0
-                            || stats.notes_deleted > 0
-                            || !changes.upserts.is_empty()
-                            || !changes.deletes.is_empty();
-                        eprintln!(
-                            "{name}: index at generation {} ({} notes indexed, {} deleted)",
-                            stats.generation, stats.notes_indexed, stats.notes_deleted
-                        );
-                        // Reopen first, then release searches waiting for the first sync.
-                        on_sync.reload_index();
-                        on_sync.first_sync_done(None);
-                        if notes_changed {
-                            let _ = read_vault.send(());
-                        }
-                    }
-                    WatchEvent::Failed { message } => {
-                        eprintln!("{name}: index sync failed: {message}");
-                        on_sync.first_sync_done(Some(message.clone()));
-                    }
-                }
-                on_event(&event);
-            },
-        )?;
-        Some(handle)
-    } else {
-        None
-    };
-    Ok(LiveVault {
-        live,
-        _watcher: watcher,
-    })
-}
 
 fn runtime() -> Result<tokio::runtime::Runtime, ServeError> {
     tokio::runtime::Builder::new_multi_thread()
@@ -220,14 +76,13 @@ fn runtime() -> Result<tokio::runtime::Runtime, ServeError> {
 
 /// Serves MCP on stdin/stdout until the client closes stdin. Lines pass the filter of
 /// `stdio` first (size limit, JSON-RPC errors for what is not JSON).
-pub fn serve_stdio(config: ServerConfig) -> Result<(), ServeError> {
+pub fn serve_stdio(config: AppConfig) -> Result<(), ServeError> {
     let running = start_live(config, |_| {})?;
     let runtime = runtime()?;
     let result = runtime.block_on(async {
         let (stdin, stdout) = rmcp::transport::stdio_pipes();
         let (pipe, writer) = stdio::filtered(stdin, stdout);
-        let service = running
-            .mcp_server()
+        let service = QuireServer::new(Arc::clone(&running.live))
             .serve(pipe)
             .await
             .map_err(|e| ServeError::Transport(e.to_string()))?;
@@ -245,10 +100,11 @@ pub fn serve_stdio(config: ServerConfig) -> Result<(), ServeError> {
 }
 
 /// Serves streamable HTTP on `addr` (endpoint [`ENDPOINT`]) until Ctrl-C.
-pub fn serve_http(config: ServerConfig, addr: SocketAddr) -> Result<(), ServeError> {
+pub fn serve_http(config: AppConfig, addr: SocketAddr) -> Result<(), ServeError> {
     let running = start_live(config, |_| {})?;
     let runtime = runtime()?;
-    let result = runtime.block_on(http::serve(running.mcp_server(), addr));
+    let server = QuireServer::new(Arc::clone(&running.live));
+    let result = runtime.block_on(http::serve(server, addr));
     runtime.shutdown_timeout(Duration::from_secs(1));
     result
 }

@@ -13,15 +13,15 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
-use crate::bounds::{clip, text_within};
-use crate::error::ToolError;
-use crate::limits::{
+use crate::tools;
+use quire_app::AppError;
+use quire_app::bounds::{clip, text_within};
+use quire_app::limits::{
     MAX_ARGUMENT_NAME_CHARS, MAX_ERROR_CHARS, MAX_NOTE_TEXT_BYTES, MAX_PATH_CHARS,
     MAX_RESULT_BYTES, check_length,
 };
-use crate::live::{Live, VAULT_WAIT};
-use crate::resolve::{read_current, resolve_note_path};
-use crate::tools;
+use quire_app::live::{Live, VAULT_WAIT};
+use quire_app::resolve::{read_current, resolve_note_path};
 
 /// The scheme and prefix of note resources.
 pub(crate) const NOTE_URI_PREFIX: &str = "quire://note/";
@@ -62,29 +62,29 @@ pub struct QuireServer {
 }
 
 impl QuireServer {
-    pub(crate) fn new(live: Arc<Live>) -> Self {
+    pub fn new(live: Arc<Live>) -> Self {
         QuireServer { live }
     }
 
-    fn read_note_resource(&self, uri: &str) -> Result<ReadResourceResult, ToolError> {
+    fn read_note_resource(&self, uri: &str) -> Result<ReadResourceResult, AppError> {
         // A URI is the prefix and a path, percent-encoded: a character of the path takes at
         // most 12 (4 bytes of UTF-8, `%XX` each).
         check_length("uri", uri, NOTE_URI_PREFIX.len() + 12 * MAX_PATH_CHARS)
-            .map_err(|message| ToolError::bad_arguments("resources/read", message))?;
+            .map_err(|message| AppError::bad_arguments("resources/read", message))?;
         let encoded = uri
             .strip_prefix(NOTE_URI_PREFIX)
-            .ok_or_else(|| ToolError::UnknownResource(uri.to_string()))?;
+            .ok_or_else(|| AppError::UnknownResource(uri.to_string()))?;
         let path = percent_decode_str(encoded)
             .decode_utf8()
-            .map_err(|_| ToolError::UnknownResource(uri.to_string()))?;
+            .map_err(|_| AppError::UnknownResource(uri.to_string()))?;
         check_length("path", &path, MAX_PATH_CHARS)
-            .map_err(|message| ToolError::bad_arguments("resources/read", message))?;
+            .map_err(|message| AppError::bad_arguments("resources/read", message))?;
         let path = resolve_note_path(&self.live, &path)?;
         let note = read_current(&self.live, &path)?;
         // A resource has no ranges: a long note is cut at a line break like get_note's text,
         // and a last line says how to read the rest.
         let piece = text_within(&note, 1, note.line_count, 0, MAX_NOTE_TEXT_BYTES)
-            .map_err(ToolError::Internal)?;
+            .map_err(AppError::Internal)?;
         let text = match piece.rest {
             None => note.source,
             Some((line, into)) => {
@@ -104,11 +104,11 @@ impl QuireServer {
         ]))
     }
 
-    fn note_resources(&self, cursor: Option<&str>) -> Result<ListResourcesResult, ToolError> {
+    fn note_resources(&self, cursor: Option<&str>) -> Result<ListResourcesResult, AppError> {
         let offset: usize = match cursor {
             Some(c) => c
                 .parse()
-                .map_err(|_| ToolError::bad_arguments("resources/list", "bad cursor"))?,
+                .map_err(|_| AppError::bad_arguments("resources/list", "bad cursor"))?,
             None => 0,
         };
         let snapshot = self.live.vault(VAULT_WAIT)?;
@@ -121,7 +121,7 @@ impl QuireServer {
             .take(RESOURCES_PER_PAGE)
             .map(|n| {
                 Resource::new(note_uri(&n.path), n.path.clone())
-                    .with_title(clip(&n.title, crate::limits::MAX_FIELD_CHARS))
+                    .with_title(clip(&n.title, quire_app::limits::MAX_FIELD_CHARS))
                     .with_mime_type("text/markdown")
                     .with_size(n.source.len() as u64)
             })
@@ -141,17 +141,17 @@ impl QuireServer {
 
 /// What a client reads of an error: its message, never longer than [`MAX_ERROR_CHARS`] (a
 /// message may name a path or a heading the client sent).
-fn error_text(error: &ToolError) -> String {
+fn error_text(error: &AppError) -> String {
     clip(&error.to_string(), MAX_ERROR_CHARS)
 }
 
 /// Runs blocking work off the async runtime; a panic inside is an error, never a crash.
 async fn blocking<T: Send + 'static>(
-    work: impl FnOnce() -> Result<T, ToolError> + Send + 'static,
-) -> Result<T, ToolError> {
+    work: impl FnOnce() -> Result<T, AppError> + Send + 'static,
+) -> Result<T, AppError> {
     tokio::task::spawn_blocking(work)
         .await
-        .unwrap_or_else(|e| Err(ToolError::Internal(e.to_string())))
+        .unwrap_or_else(|e| Err(AppError::Internal(e.to_string())))
 }
 
 impl ServerHandler for QuireServer {
@@ -194,7 +194,7 @@ impl ServerHandler for QuireServer {
         }
         let live = Arc::clone(&self.live);
         let arguments = request.arguments;
-        let result = match blocking(move || tools::call(&live, &name, arguments)).await {
+        let result = match blocking(move || quire_app::ops::call(&live, &name, arguments)).await {
             Ok(value) => CallToolResult::structured(value),
             Err(e) => CallToolResult::error(vec![ContentBlock::text(error_text(&e))]),
         };

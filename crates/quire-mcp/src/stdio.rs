@@ -18,7 +18,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use crate::limits::MAX_BODY_BYTES;
+use quire_app::limits::MAX_BODY_BYTES;
 
 /// JSON-RPC's "Invalid JSON was received by the server."
 pub(crate) const PARSE_ERROR: i64 = -32700;

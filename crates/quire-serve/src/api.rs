@@ -10,13 +10,13 @@ use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use quire_index::Filter;
-use quire_mcp::args::{FindRelatedNotesArgs, GetNoteArgs, GetOutlineArgs};
-use quire_mcp::limits::{
+use quire_app::args::{FindRelatedNotesArgs, GetNoteArgs, GetOutlineArgs};
+use quire_app::limits::{
     MAX_PARAM_CHARS, MAX_PATH_CHARS, MAX_QUERY_CHARS, MAX_RESULT_BYTES, check_length,
 };
-use quire_mcp::resolve::check_request_path;
-use quire_mcp::{fit_result, tools};
+use quire_app::resolve::check_request_path;
+use quire_app::{fit_result, ops as tools};
+use quire_index::Filter;
 use quire_search::{Mode, SearchRequest};
 use serde_json::{Value, json};
 
@@ -219,24 +219,21 @@ pub(crate) async fn status(State(state): State<Arc<AppState>>) -> Result<Json<Va
         match state.live.searcher(Duration::ZERO) {
             Ok(searcher) => {
                 let searcher = searcher.lock().unwrap_or_else(|e| e.into_inner());
-                let store = searcher.store();
-                let skipped = store.skipped().map_err(quire_search::SearchError::from)?;
-                let index =
-                    |e: quire_index::IndexError| ApiError::from(quire_search::SearchError::from(e));
+                let report = quire_app::StatusReport::of(
+                    &searcher,
+                    state.live.index.dir.clone(),
+                    SKIPPED_SHOWN,
+                )?;
+                if let Value::Object(fields) = serde_json::to_value(&report).unwrap_or_default() {
+                    for (key, field) in fields {
+                        // The server's own root (canonical) stays as it is.
+                        if key != "vault_root" {
+                            value[key.as_str()] = field;
+                        }
+                    }
+                }
                 value["ready"] = true.into();
-                value["generation"] = store.generation().map_err(index)?.into();
-                value["notes_indexed"] = store.count("notes").map_err(index)?.into();
-                value["chunks"] = store.count("chunks").map_err(index)?.into();
-                value["embeddings"] = store.count("embeddings").map_err(index)?.into();
-                value["embedding_space"] =
-                    serde_json::to_value(searcher.space()?).unwrap_or_default();
                 value["default_mode"] = searcher.default_mode()?.to_string().into();
-                value["skipped_total"] = skipped.len().into();
-                value["skipped"] = skipped
-                    .iter()
-                    .take(SKIPPED_SHOWN)
-                    .map(|(path, reason)| json!({"path": path, "reason": reason}))
-                    .collect();
             }
             Err(e) => {
                 value["ready"] = false.into();

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use quire_app::AppError;
 use quire_index::IndexError;
-use quire_mcp::ToolError;
 use quire_search::SearchError;
 use quire_vault::VaultError;
 use serde_json::json;
@@ -48,7 +48,7 @@ pub enum ServeError {
     #[error(transparent)]
     Vault(#[from] VaultError),
     #[error(transparent)]
-    Live(#[from] quire_mcp::ServeError),
+    Live(#[from] quire_app::StartError),
     #[error(transparent)]
     Assist(#[from] quire_assist::AssistError),
     #[error(transparent)]
@@ -132,23 +132,23 @@ impl From<SearchError> for ApiError {
     }
 }
 
-impl From<ToolError> for ApiError {
-    fn from(e: ToolError) -> Self {
+impl From<AppError> for ApiError {
+    fn from(e: AppError) -> Self {
         let message = e.to_string();
         match e {
-            ToolError::BadArguments { message, .. } => ApiError::bad_request(message),
-            ToolError::Vault(e) => e.into(),
-            ToolError::Search(e) => e.into(),
-            ToolError::Unreadable { .. } => {
+            AppError::BadArguments { message, .. } => ApiError::bad_request(message),
+            AppError::Vault(e) => e.into(),
+            AppError::Search(e) => e.into(),
+            AppError::Unreadable { .. } => {
                 ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "note_unreadable", message)
             }
-            ToolError::NotReady(_) => {
+            AppError::NotReady(_) => {
                 ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "not_ready", message)
             }
-            ToolError::UnknownResource(_) => {
+            AppError::UnknownResource(_) => {
                 ApiError::new(StatusCode::NOT_FOUND, "not_found", message)
             }
-            ToolError::Internal(_) => ApiError::internal(message),
+            AppError::Internal(_) => ApiError::internal(message),
         }
     }
 }

@@ -12,12 +12,13 @@
 //! | `POST /api/ask`, `POST /api/draft` | server-sent events: `token`s, then `done` with citations and source cards |
 //! | `GET /api/events` | server-sent events: `index` after each sync (generation, changed paths) |
 //! | `GET /api/openapi.json` | the OpenAPI 3.1 description of all of the above |
-//! | `/mcp` | the read-only MCP server (streamable HTTP), over the same state |
+//! | `/mcp` | the read-only MCP server (streamable HTTP), over the same state, when the binary mounts it ([`ServeConfig::mount`]) |
 //!
-//! It is a thin layer: requests, auth, serialization and streaming live here; searching is
-//! `quire-search`'s, reading and confining note paths `quire-mcp`'s (the same functions answer
-//! MCP's `get_note`, `get_outline` and `find_related_notes`), answering `quire-assist`'s, and the
-//! watcher `quire-watch`'s.
+//! It is a thin layer: requests, auth, serialization and streaming live here; the live state,
+//! the read operations and path confinement are the application core's (`quire-app`: the same
+//! functions answer MCP's tools), answering `quire-assist`'s, and the watcher `quire-watch`'s.
+//! This crate never depends on another face: the binary mounts MCP's HTTP service through
+//! [`ServeConfig::mount`].
 //!
 //! What holds for every request:
 //! - **Read-only.** Nothing here writes to the vault (`draft` streams a draft; it never inserts).
@@ -27,7 +28,7 @@
 //!   then answers any `Host`, like the rest); CORS admits only the page and `app://obsidian.md`.
 //! - **Confined.** A note path is vault-relative: `..`, absolute paths, percent-encoded escapes
 //!   and symlinks that lead out of the vault are refused with 400 `path_outside_vault`.
-//! - **Bounded.** The limits are `quire_mcp::limits`, the same as `quire mcp`'s: request bodies
+//! - **Bounded.** The limits are `quire_app::limits`, the same as `quire mcp`'s: request bodies
 //!   ≤ 64 KiB (`/mcp` too), `k` ≤ 50, queries ≤ 1,000 and questions ≤ 4,000 characters, note
 //!   paths ≤ 1,000 and other parameters ≤ 500; two answers generated at a time (429 `busy`
 //!   beyond); note text ≤ 40 KB a response (a longer text says how to ask for the rest).
@@ -41,7 +42,7 @@
 //!
 //! let vault = std::path::PathBuf::from("/path/to/vault");
 //! let index = IndexLocation::default_for(&vault.canonicalize().unwrap());
-//! let mut config = ServeConfig::new(quire_mcp::ServerConfig::new(vault, index));
+//! let mut config = ServeConfig::new(quire_app::AppConfig::new(vault, index));
 //! config.port = 0; // a free port; the URL is printed on stderr
 //! serve(config).unwrap();
 //! ```
@@ -60,11 +61,11 @@ use std::time::Duration;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
+use quire_app::Live;
 use quire_assist::context::SourceReader;
 use quire_index::lock::{WATCHER_LOCK, WriterLock};
 use quire_index::{IndexError, IndexLocation};
 use quire_llm::ChatModel;
-use quire_mcp::Live;
 use quire_watch::WatchEvent;
 use tokio::sync::{Semaphore, broadcast};
 
@@ -75,16 +76,22 @@ pub const DEFAULT_PORT: u16 = 7878;
 /// The shortest token accepted, in characters other than whitespace.
 pub const MIN_TOKEN_LEN: usize = 16;
 /// The largest request body (the same limit as `quire mcp`'s).
-pub const MAX_BODY_BYTES: usize = quire_mcp::limits::MAX_BODY_BYTES;
+pub const MAX_BODY_BYTES: usize = quire_app::limits::MAX_BODY_BYTES;
 /// Answers (ask, draft) generated at once.
 const MAX_GENERATIONS: usize = 2;
 /// Searchers per index generation: searches that run at once.
 const SEARCHERS: usize = 2;
 
+/// Routes another face adds to the server (the binary mounts MCP at `/mcp` this way), made once
+/// the live state exists: it gets the live vault, the address the server listens on, and
+/// whether it listens on loopback only (then only loopback `Host`s may pass; beyond loopback the
+/// guard has checked the token on every request before a mounted route sees it).
+pub type Mount = Box<dyn FnOnce(Arc<Live>, SocketAddr, bool) -> Router + Send>;
+
 /// What to serve and how.
 pub struct ServeConfig {
     /// The vault, index, embedder and watch settings (shared with `quire mcp`).
-    pub live: quire_mcp::ServerConfig,
+    pub live: quire_app::AppConfig,
     /// The address to bind: an IP or a host name (default `127.0.0.1`).
     pub host: String,
     /// The port (default 7878; 0 picks a free one).
@@ -94,17 +101,20 @@ pub struct ServeConfig {
     /// The chat model for `ask` and `draft`; `None` answers offline (extractive answers,
     /// gathered material).
     pub chat: Option<Arc<dyn ChatModel>>,
+    /// More routes, behind the same guard and body limit (see [`Mount`]).
+    pub mount: Option<Mount>,
 }
 
 impl ServeConfig {
-    /// Loopback, port 7878, no token, offline answers.
-    pub fn new(live: quire_mcp::ServerConfig) -> Self {
+    /// Loopback, port 7878, no token, offline answers, nothing mounted.
+    pub fn new(live: quire_app::AppConfig) -> Self {
         ServeConfig {
             live,
             host: "127.0.0.1".into(),
             port: DEFAULT_PORT,
             token: None,
             chat: None,
+            mount: None,
         }
     }
 }
@@ -182,11 +192,8 @@ fn runtime(name: &str) -> Result<tokio::runtime::Runtime, ServeError> {
 }
 
 /// The routes, the guard and the body limit over `state`.
-fn router(
-    state: Arc<AppState>,
-    mcp: Option<(quire_mcp::QuireServer, quire_mcp::AllowedHosts)>,
-) -> Router {
-    let mut router = Router::new()
+fn router(state: Arc<AppState>, mounted: Option<Router>) -> Router {
+    let router = Router::new()
         .route("/", get(page::index))
         .route("/assets/{name}", get(page::asset))
         .route("/api/openapi.json", get(api::openapi))
@@ -198,25 +205,22 @@ fn router(
         .route("/api/ask", post(generate::ask))
         .route("/api/draft", post(generate::draft))
         .route("/api/events", get(events::stream));
-    // The MCP service reads its own body and enforces the same MAX_BODY_BYTES while it
-    // streams in (DefaultBodyLimit only reaches axum's extractors).
-    if let Some((server, hosts)) = mcp {
-        router = router.route_service(quire_mcp::ENDPOINT, quire_mcp::http_service(server, hosts));
+    // A mounted service (MCP) reads its own body and must enforce MAX_BODY_BYTES itself while
+    // it streams in (DefaultBodyLimit only reaches axum's extractors).
+    let mut router: Router = router.with_state(Arc::clone(&state));
+    if let Some(mounted) = mounted {
+        router = router.merge(mounted);
     }
     router
         .fallback(api::not_found)
         .method_not_allowed_fallback(api::method_not_allowed)
-        .layer(axum::middleware::from_fn_with_state(
-            Arc::clone(&state),
-            guard::guard,
-        ))
+        .layer(axum::middleware::from_fn_with_state(state, guard::guard))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
-        .with_state(state)
 }
 
 /// The state and router of one server at `local` (the watcher started when `watching`), without
 /// a listener: [`serve`] binds it, and the fuzz target (`fuzz/fuzz_targets/http_request.rs`)
-/// drives it over an in-memory connection. Keep the [`quire_mcp::LiveVault`] alive as long as
+/// drives it over an in-memory connection. Keep the [`quire_app::LiveVault`] alive as long as
 /// the router answers.
 fn build_app(
     config: ServeConfig,
@@ -224,8 +228,9 @@ fn build_app(
     loopback_only: bool,
     token: Option<String>,
     watching: bool,
-) -> Result<(Router, quire_mcp::LiveVault, Arc<AppState>), ServeError> {
+) -> Result<(Router, quire_app::LiveVault, Arc<AppState>), ServeError> {
     let (sender, _) = broadcast::channel(64);
+    let mount = config.mount;
     let mut live_config = config.live;
     live_config.name = "quire serve";
     live_config.searchers = live_config.searchers.max(SEARCHERS);
@@ -247,7 +252,7 @@ fn build_app(
             }
         }
     };
-    let running = quire_mcp::start_live(live_config, on_event)?;
+    let running = quire_app::start_live(live_config, on_event)?;
     let state = Arc::new(AppState {
         live: Arc::clone(&running.live),
         reader,
@@ -264,21 +269,15 @@ fn build_app(
     if let Ok(mut s) = slot.lock() {
         *s = Some(Arc::clone(&state));
     }
-    // Beyond loopback every request carries the token and any Host passes the guard: `/mcp`
-    // answers the same Hosts. On loopback it keeps its own DNS-rebinding check.
-    let hosts = if loopback_only {
-        quire_mcp::AllowedHosts::LoopbackOr(local)
-    } else {
-        quire_mcp::AllowedHosts::CheckedByCaller
-    };
-    let app = router(Arc::clone(&state), Some((running.mcp_server(), hosts)));
+    let mounted = mount.map(|mount| mount(Arc::clone(&running.live), local, loopback_only));
+    let app = router(Arc::clone(&state), mounted);
     Ok((app, running, state))
 }
 
 /// The router of a server on loopback with no watcher, no listener and no token: for fuzzing and
 /// in-process tests. Requests need a loopback `Host` (e.g. `127.0.0.1:7878`).
 #[doc(hidden)]
-pub fn loopback_app(mut config: ServeConfig) -> Result<(Router, quire_mcp::LiveVault), ServeError> {
+pub fn loopback_app(mut config: ServeConfig) -> Result<(Router, quire_app::LiveVault), ServeError> {
     config.live.watch = false;
     let local = SocketAddr::from(([127, 0, 0, 1], config.port));
     let (app, running, _) = build_app(config, local, true, None, false)?;
@@ -341,9 +340,9 @@ pub fn serve(config: ServeConfig) -> Result<(), ServeError> {
 
 /// `quire watch`: keeps the index in sync with the vault until Ctrl-C, reporting each sync on
 /// stderr. Holds the watcher's lock like `serve`.
-pub fn watch(config: quire_mcp::ServerConfig) -> Result<(), ServeError> {
+pub fn watch(config: quire_app::AppConfig) -> Result<(), ServeError> {
     let _lock = lock_watcher(&config.index)?;
-    let options = quire_mcp::watch_options(&config.open, config.embedder.clone(), config.debounce);
+    let options = quire_app::watch_options(&config.open, config.embedder.clone(), config.debounce);
     let handle = quire_watch::spawn(
         config.vault_root.clone(),
         config.index.clone(),

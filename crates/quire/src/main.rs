@@ -714,52 +714,18 @@ fn run_index_command(cli: &Cli, out: &mut String) -> Result<ExitCode> {
         Command::Status => {
             let location = index_location(cli)?;
             let searcher = Searcher::open_any(&location)?;
-            let space = searcher.space()?;
-            let consistency = searcher.consistency()?;
-            let store = searcher.store();
-            let skipped = store.skipped()?;
-            let size = dir_size(&location.dir);
-            let status = json!({
-                "index_dir": location.dir,
-                "vault_root": store.meta("vault_root")?,
-                "generation": store.generation()?,
-                "notes_indexed": store.count("notes")?,
-                "chunks": store.count("chunks")?,
-                "embeddings": store.count("embeddings")?,
-                "embedding_space": space,
-                "skipped": skipped.iter().map(|(p, m)| json!({"path": p, "reason": m})).collect::<Vec<_>>(),
-                "index_bytes": size,
-                "fulltext_generation": consistency.fulltext_generation,
-                "consistent": consistency.is_consistent(),
-            });
+            let report = quire_app::StatusReport::of(&searcher, location.dir.clone(), usize::MAX)?;
+            let index_bytes = dir_size(&location.dir);
             if cli.json {
+                let mut status = serde_json::to_value(&report)?;
+                status["index_bytes"] = index_bytes.into();
                 print_json(out, &status);
             } else {
-                outln!(out, "index       {}", location.dir.display());
-                outln!(out, "generation  {}", status["generation"]);
-                if !consistency.is_consistent() {
-                    outln!(out, "consistent  no: {}", consistency.error());
-                }
-                outln!(out, "notes       {}", status["notes_indexed"]);
-                outln!(out, "chunks      {}", status["chunks"]);
-                match &space {
-                    Some(space) => outln!(
-                        out,
-                        "embeddings  {} ({}, {} dimensions)",
-                        status["embeddings"],
-                        space.model,
-                        space.dimension
-                    ),
-                    None => outln!(
-                        out,
-                        "embeddings  none (no embedding model was available: search runs in bm25 mode)"
-                    ),
-                }
-                outln!(out, "size        {:.1} MB", size as f64 / 1e6);
-                outln!(out, "skipped     {}", skipped.len());
-                for (path, reason) in &skipped {
-                    outln!(out, "  {path}: {reason}");
-                }
+                let text = quire_app::status::StatusText {
+                    report: &report,
+                    index_bytes,
+                };
+                out.push_str(&text.to_string());
             }
         }
         Command::Search {
@@ -974,8 +940,8 @@ fn served_vault(
     no_watch: bool,
     debounce_ms: Option<u64>,
     name: &'static str,
-) -> Result<quire_mcp::ServerConfig> {
-    let mut config = quire_mcp::ServerConfig::new(vault_root(cli)?, index_location(cli)?);
+) -> Result<quire_app::AppConfig> {
+    let mut config = quire_app::AppConfig::new(vault_root(cli)?, index_location(cli)?);
     config.open = open_options(cli);
     config.embedder = load_embedder(cli)?;
     config.watch = !no_watch;
@@ -1028,8 +994,26 @@ fn run_serve(cli: &Cli) -> Result<ExitCode> {
     config.port = *port;
     config.token = token.clone();
     config.chat = chat;
+    config.mount = Some(Box::new(mount_mcp));
     quire_serve::serve(config)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// MCP's streamable HTTP service at `/mcp` on `quire serve`'s router, over the same live vault.
+/// On loopback it keeps its own DNS-rebinding check; beyond loopback serve's guard has checked
+/// the token on every request, and `/mcp` answers the same Hosts as the rest of the server.
+fn mount_mcp(
+    live: Arc<quire_app::Live>,
+    local: std::net::SocketAddr,
+    loopback_only: bool,
+) -> axum::Router {
+    let hosts = if loopback_only {
+        quire_mcp::AllowedHosts::LoopbackOr(local)
+    } else {
+        quire_mcp::AllowedHosts::CheckedByCaller
+    };
+    let service = quire_mcp::http_service(quire_mcp::QuireServer::new(live), hosts);
+    axum::Router::new().route_service(quire_mcp::ENDPOINT, service)
 }
 
 /// `--http ADDR`: `HOST:PORT`, or a bare port on 127.0.0.1.

@@ -3,12 +3,12 @@
 //! in the SDK so that a malformed call (a missing field, a wrong type, `k: -1`) is a tool error the
 //! agent can read and correct, not a protocol error.
 
-use rmcp::model::JsonObject;
+type JsonObject = serde_json::Map<String, serde_json::Value>;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
-use crate::error::ToolError;
+use crate::error::AppError;
 use crate::limits::{
     MAX_ARGUMENT_NAME_CHARS, MAX_PARAM_CHARS, MAX_PATH_CHARS, MAX_QUERY_CHARS, check_length,
 };
@@ -113,17 +113,18 @@ pub struct VaultTreeArgs {
 }
 
 /// `Err` naming the argument and the limit when `value` is longer than `max` characters.
-fn limited(tool: &str, name: &str, value: Option<&str>, max: usize) -> Result<(), ToolError> {
+fn limited(tool: &str, name: &str, value: Option<&str>, max: usize) -> Result<(), AppError> {
     match value {
-        Some(value) => check_length(name, value, max)
-            .map_err(|message| ToolError::bad_arguments(tool, message)),
+        Some(value) => {
+            check_length(name, value, max).map_err(|message| AppError::bad_arguments(tool, message))
+        }
         None => Ok(()),
     }
 }
 
 impl SearchNotesArgs {
     /// The limits of [`crate::limits`] on each text argument.
-    pub fn check(&self, tool: &str) -> Result<(), ToolError> {
+    pub fn check(&self, tool: &str) -> Result<(), AppError> {
         limited(tool, "query", Some(&self.query), MAX_QUERY_CHARS)?;
         limited(tool, "folder", self.folder.as_deref(), MAX_PARAM_CHARS)?;
         limited(tool, "tag", self.tag.as_deref(), MAX_PARAM_CHARS)
@@ -131,7 +132,7 @@ impl SearchNotesArgs {
 }
 
 impl GetNoteArgs {
-    pub fn check(&self, tool: &str) -> Result<(), ToolError> {
+    pub fn check(&self, tool: &str) -> Result<(), AppError> {
         limited(tool, "path", Some(&self.path), MAX_PATH_CHARS)?;
         limited(tool, "lines", self.lines.as_deref(), MAX_PARAM_CHARS)?;
         limited(tool, "heading", self.heading.as_deref(), MAX_PARAM_CHARS)
@@ -139,19 +140,19 @@ impl GetNoteArgs {
 }
 
 impl FindRelatedNotesArgs {
-    pub fn check(&self, tool: &str) -> Result<(), ToolError> {
+    pub fn check(&self, tool: &str) -> Result<(), AppError> {
         limited(tool, "path", Some(&self.path), MAX_PATH_CHARS)
     }
 }
 
 impl GetOutlineArgs {
-    pub fn check(&self, tool: &str) -> Result<(), ToolError> {
+    pub fn check(&self, tool: &str) -> Result<(), AppError> {
         limited(tool, "path", Some(&self.path), MAX_PATH_CHARS)
     }
 }
 
 impl ListNotesArgs {
-    pub fn check(&self, tool: &str) -> Result<(), ToolError> {
+    pub fn check(&self, tool: &str) -> Result<(), AppError> {
         limited(tool, "folder", self.folder.as_deref(), MAX_PARAM_CHARS)?;
         limited(tool, "tag", self.tag.as_deref(), MAX_PARAM_CHARS)?;
         limited(tool, "property", self.property.as_deref(), MAX_PARAM_CHARS)
@@ -159,7 +160,7 @@ impl ListNotesArgs {
 }
 
 impl VaultTreeArgs {
-    pub fn check(&self, tool: &str) -> Result<(), ToolError> {
+    pub fn check(&self, tool: &str) -> Result<(), AppError> {
         limited(tool, "folder", self.folder.as_deref(), MAX_PARAM_CHARS)
     }
 }
@@ -168,7 +169,7 @@ impl VaultTreeArgs {
 /// the value they stumble on (`invalid type: string "…"`, `unknown field `…``), and a reply must
 /// not echo megabytes. No argument of any tool is longer than the longest limit, wherever it
 /// sits (a string inside a list, an unknown field).
-fn check_sizes(tool: &str, arguments: &JsonObject) -> Result<(), ToolError> {
+fn check_sizes(tool: &str, arguments: &JsonObject) -> Result<(), AppError> {
     fn longest(value: &serde_json::Value) -> Option<&str> {
         match value {
             serde_json::Value::String(s) => Some(s),
@@ -186,7 +187,7 @@ fn check_sizes(tool: &str, arguments: &JsonObject) -> Result<(), ToolError> {
     let max = MAX_PATH_CHARS.max(MAX_QUERY_CHARS).max(MAX_PARAM_CHARS);
     for (name, value) in arguments {
         if check_length("", name, MAX_ARGUMENT_NAME_CHARS).is_err() {
-            return Err(ToolError::bad_arguments(
+            return Err(AppError::bad_arguments(
                 tool,
                 format!(
                     "an argument name is {} characters long; the limit is {MAX_ARGUMENT_NAME_CHARS} characters",
@@ -196,34 +197,34 @@ fn check_sizes(tool: &str, arguments: &JsonObject) -> Result<(), ToolError> {
         }
         if let Some(text) = longest(value) {
             check_length(name, text, max)
-                .map_err(|message| ToolError::bad_arguments(tool, message))?;
+                .map_err(|message| AppError::bad_arguments(tool, message))?;
         }
     }
     Ok(())
 }
 
 /// Parses a tool's arguments (absent arguments are an empty object).
-pub(crate) fn parse<T: DeserializeOwned>(
+pub fn parse<T: DeserializeOwned>(
     tool: &str,
     arguments: Option<JsonObject>,
-) -> Result<T, ToolError> {
+) -> Result<T, AppError> {
     let arguments = arguments.unwrap_or_default();
     check_sizes(tool, &arguments)?;
     let object = serde_json::Value::Object(arguments);
-    serde_json::from_value(object).map_err(|e| ToolError::bad_arguments(tool, e.to_string()))
+    serde_json::from_value(object).map_err(|e| AppError::bad_arguments(tool, e.to_string()))
 }
 
 /// A count argument checked against its range (the schema states it; serde does not).
-pub(crate) fn count_in(
+pub fn count_in(
     tool: &str,
     name: &str,
     value: Option<u32>,
     default: u32,
     max: u32,
-) -> Result<usize, ToolError> {
+) -> Result<usize, AppError> {
     match value.unwrap_or(default) {
         v if (1..=max).contains(&v) => Ok(v as usize),
-        v => Err(ToolError::bad_arguments(
+        v => Err(AppError::bad_arguments(
             tool,
             format!("`{name}` must be between 1 and {max}, not {v}"),
         )),

@@ -20,13 +20,13 @@ fn escaped_len(c: char) -> usize {
 }
 
 /// Bytes `text` takes as a JSON string, quotes left out.
-pub(crate) fn escaped_size(text: &str) -> usize {
+pub fn escaped_size(text: &str) -> usize {
     text.chars().map(escaped_len).sum()
 }
 
 /// A piece of a note's text that fits a budget, and where the rest begins.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) struct Piece {
+pub struct Piece {
     /// The bytes of the note's source.
     pub range: Range<usize>,
     /// The line the piece begins in (1-based).
@@ -42,7 +42,7 @@ pub(crate) struct Piece {
 /// bytes of JSON string (escapes counted, so a reply never outgrows the budget). The cut falls
 /// at a line break when the first line fits; a longer line is cut inside (at a character), and
 /// `rest` says how far into it the next piece starts. `Err` when `offset` is past the end.
-pub(crate) fn text_within(
+pub fn text_within(
     note: &Note,
     start: usize,
     end: usize,
@@ -106,7 +106,7 @@ pub(crate) fn text_within(
 }
 
 /// `text` cut to `max` characters, with `…` when cut.
-pub(crate) fn clip(text: &str, max: usize) -> String {
+pub fn clip(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {
         Some((i, _)) => format!("{}…", &text[..i]),
         None => text.to_string(),
@@ -233,7 +233,7 @@ fn children<'a>(node: &'a Json, key: &str) -> &'a [Json] {
 /// next, so the top of the tree is always there and the cut falls on the deepest levels. The root
 /// holds its children under `root_key`, every other node under `"children"`. A node that lost
 /// children gets `"omitted_children": n`. Returns the tree and the number of nodes left out.
-pub(crate) fn prune_breadth_first(root: &Json, root_key: &str, budget: usize) -> (Json, usize) {
+pub fn prune_breadth_first(root: &Json, root_key: &str, budget: usize) -> (Json, usize) {
     // Number the nodes level by level (a queue): (node, parent).
     let mut nodes: Vec<(&Json, usize)> = vec![(root, 0)];
     let mut i = 0;
@@ -297,7 +297,7 @@ fn rebuild(
 
 /// Rows `offset..` that fit `limit` and `budget`: the rows and the offset of the next page (if
 /// any rows are left).
-pub(crate) fn page(
+pub fn page(
     rows: &[&Json],
     offset: usize,
     limit: usize,

@@ -21,7 +21,7 @@ use quire_vault::reasoning::{manifest, vault_tree};
 use quire_vault::{OpenOptions, Vault, VaultSettings};
 use serde_json::Value as Json;
 
-use crate::error::{ServeError, ToolError};
+use crate::error::{AppError, StartError};
 
 /// How long a request waits for the first parse of the vault.
 pub const VAULT_WAIT: Duration = Duration::from_secs(30);
@@ -144,7 +144,7 @@ impl Live {
         watching: bool,
         name: &'static str,
         pool_size: usize,
-    ) -> Result<Live, ServeError> {
+    ) -> Result<Live, StartError> {
         open.skip_dirs.push(index.dir.clone());
         let settings = VaultSettings::load(&root, &open)?;
         let live = Live {
@@ -220,7 +220,7 @@ impl Live {
 
     /// A searcher of the current generation (an idle one when the pool has one); while the
     /// watcher's first sync may still create the index, waits up to `wait` for it.
-    pub fn searcher(&self, wait: Duration) -> Result<SharedSearcher, ToolError> {
+    pub fn searcher(&self, wait: Duration) -> Result<SharedSearcher, AppError> {
         let state = self
             .searcher
             .wait_while(wait, |s| s.searchers.is_empty() && s.first_sync_pending);
@@ -236,7 +236,7 @@ impl Live {
             .problem
             .clone()
             .unwrap_or_else(|| "there is no index yet".into());
-        Err(ToolError::NotReady(if state.first_sync_pending {
+        Err(AppError::NotReady(if state.first_sync_pending {
             format!("{why}: the first sync is still building it, try again in a moment")
         } else {
             format!(
@@ -279,16 +279,16 @@ impl Live {
     }
 
     /// The parsed vault, waiting up to `wait` for the first read to finish.
-    pub fn vault(&self, wait: Duration) -> Result<Arc<VaultSnapshot>, ToolError> {
+    pub fn vault(&self, wait: Duration) -> Result<Arc<VaultSnapshot>, AppError> {
         let state = self
             .vault
             .wait_while(wait, |s| matches!(s, VaultState::Reading { .. }));
         match &*state {
             VaultState::Ready(snapshot) => Ok(Arc::clone(snapshot)),
-            VaultState::Failed(message) => Err(ToolError::NotReady(format!(
+            VaultState::Failed(message) => Err(AppError::NotReady(format!(
                 "the vault could not be read: {message}"
             ))),
-            VaultState::Reading { since } => Err(ToolError::NotReady(format!(
+            VaultState::Reading { since } => Err(AppError::NotReady(format!(
                 "still reading the vault (for {:.0}s so far): try again in a moment",
                 since.elapsed().as_secs_f64()
             ))),
@@ -298,12 +298,12 @@ impl Live {
 
 /// Starts the thread that parses the vault again each time it is asked to (several requests
 /// waiting at once are one parse). It ends when every sender is dropped.
-pub(crate) fn spawn_vault_reader(live: Arc<Live>) -> Result<Sender<()>, ServeError> {
+pub(crate) fn spawn_vault_reader(live: Arc<Live>) -> Result<Sender<()>, StartError> {
     let (sender, requests) = mpsc::channel();
     std::thread::Builder::new()
-        .name("quire-mcp-vault".into())
+        .name("quire-vault-reader".into())
         .spawn(move || read_vault_on_request(&live, &requests))
-        .map_err(ServeError::Runtime)?;
+        .map_err(StartError::Thread)?;
     Ok(sender)
 }
 

@@ -14,7 +14,7 @@ use quire_vault::scan::{NoteFile, read_note_file};
 use quire_vault::vault::{check_confined, literal_note_path};
 use quire_vault::{Note, VaultError, parse_note};
 
-use crate::error::ToolError;
+use crate::error::AppError;
 use crate::live::{Live, VAULT_WAIT};
 
 /// Percent-decodes `text` once; `None` when it holds no escape or the escapes are not UTF-8.
@@ -43,7 +43,7 @@ pub fn check_request_path(query: &str) -> Result<(), VaultError> {
 
 /// The vault-relative path of the note `query` names: an exact path (`.md` optional), the same
 /// ignoring case, or (once the vault has been parsed) a name resolved like a wikilink.
-pub fn resolve_note_path(live: &Live, query: &str) -> Result<String, ToolError> {
+pub fn resolve_note_path(live: &Live, query: &str) -> Result<String, AppError> {
     let query = query.trim();
     if query.is_empty() {
         return Err(VaultError::BadRequest("empty note path".into()).into());
@@ -95,11 +95,11 @@ fn indexed_path(live: &Live, literal: &str) -> Option<String> {
 }
 
 /// The note at vault-relative `path` as it is on disk now, parsed with the vault's settings.
-pub fn read_current(live: &Live, path: &str) -> Result<Note, ToolError> {
+pub fn read_current(live: &Live, path: &str) -> Result<Note, AppError> {
     let abs_path = live.root.join(path);
     let meta = std::fs::metadata(&abs_path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => ToolError::Vault(VaultError::NoteNotFound(path.into())),
-        _ => ToolError::Unreadable {
+        std::io::ErrorKind::NotFound => AppError::Vault(VaultError::NoteNotFound(path.into())),
+        _ => AppError::Unreadable {
             path: path.into(),
             reason: e.to_string(),
         },
@@ -111,7 +111,7 @@ pub fn read_current(live: &Live, path: &str) -> Result<Note, ToolError> {
         mtime_ns: 0,
     };
     let text = read_note_file(&file, live.settings.scan.max_file_bytes).map_err(|reason| {
-        ToolError::Unreadable {
+        AppError::Unreadable {
             path: path.into(),
             reason: reason.to_string(),
         }

@@ -1,0 +1,180 @@
+//! The application core of quire: the running state of one vault and every read operation on it,
+//! written once for all faces. The CLI, `quire serve` (HTTP and the web page) and `quire mcp`
+//! only translate their input into these calls and their results into their output.
+//!
+//! - [`live`]: [`Live`], the state of a served vault: searchers pinned to an index generation
+//!   (reopened after every sync), the parsed vault (re-parsed in the background), the embedder;
+//!   [`start_live`] starts it with the watcher that keeps the index in sync.
+//! - [`ops`]: the read operations (search, read a note, related notes, outline, list notes,
+//!   vault tree), each a function over [`Live`] with typed arguments ([`args`]) and a bounded
+//!   JSON result ([`bounds`]); [`ops::call`] runs one by name with JSON arguments.
+//! - [`resolve`]: path confinement: every note path any face receives goes through it.
+//! - [`limits`]: one set of limits for every face (bodies, arguments, results).
+//! - [`status`]: the coverage report of an index, built once for `quire status` and
+//!   `/api/status`.
+//!
+//! Invariants: nothing here writes into the vault (the watcher's sync writes the index
+//! directory); every path is confined to the vault; every result stays under
+//! [`limits::MAX_RESULT_BYTES`]. No face crate depends on another face crate: they depend on
+//! this one, and the binary wires them together.
+//!
+//! ```no_run
+//! use quire_app::{AppConfig, start_live};
+//! use quire_index::IndexLocation;
+//!
+//! let vault = std::path::PathBuf::from("/path/to/vault");
+//! let index = IndexLocation::default_for(&vault.canonicalize().unwrap());
+//! let running = start_live(AppConfig::new(vault, index), |_| {}).unwrap();
+//! let tree = quire_app::ops::call(&running.live, "vault_tree", None).unwrap();
+//! println!("{tree}");
+//! ```
+
+pub mod args;
+pub mod bounds;
+mod error;
+pub mod limits;
+pub mod live;
+pub mod ops;
+pub mod resolve;
+pub mod status;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use quire_embed::Embedder;
+use quire_index::{IndexLocation, SyncOptions};
+use quire_vault::OpenOptions;
+use quire_watch::{WatchEvent, WatchHandle, WatchOptions};
+
+pub use bounds::fit_result;
+pub use error::{AppError, StartError};
+pub use live::{Live, SharedSearcher, VaultSnapshot};
+pub use status::StatusReport;
+
+use crate::live::spawn_vault_reader;
+
+/// The vault a face serves, and how its live state is kept.
+pub struct AppConfig {
+    pub vault_root: PathBuf,
+    /// Scan settings from flags, added to the vault's config file.
+    pub open: OpenOptions,
+    pub index: IndexLocation,
+    /// The model that embeds queries (and new chunks, when watching); `None`: BM25 only.
+    pub embedder: Option<Arc<dyn Embedder>>,
+    /// Keep the index in sync with the vault while serving.
+    pub watch: bool,
+    /// Quiet time after the last file event before a sync (default: the watcher's 1.5 s).
+    pub debounce: Option<Duration>,
+    /// Who writes the log lines on stderr (`quire mcp`, `quire serve`).
+    pub name: &'static str,
+    /// Searchers opened per index generation, so that this many searches run at once.
+    pub searchers: usize,
+}
+
+impl AppConfig {
+    /// Watching, no model, the vault's own scan settings.
+    pub fn new(vault_root: PathBuf, index: IndexLocation) -> Self {
+        AppConfig {
+            vault_root,
+            open: OpenOptions::default(),
+            index,
+            embedder: None,
+            watch: true,
+            debounce: None,
+            name: "quire mcp",
+            searchers: 1,
+        }
+    }
+}
+
+/// The watcher's settings: every sync with these scan options and embedder; `debounce` or the
+/// watcher's default.
+pub fn watch_options(
+    open: &OpenOptions,
+    embedder: Option<Arc<dyn Embedder>>,
+    debounce: Option<Duration>,
+) -> WatchOptions {
+    let mut options = WatchOptions {
+        sync: SyncOptions {
+            open: open.clone(),
+            rebuild: false,
+            embedder,
+        },
+        ..WatchOptions::default()
+    };
+    if let Some(debounce) = debounce {
+        options.debounce = debounce;
+    }
+    options
+}
+
+/// The live state of a served vault and its watcher. Dropping it stops the watcher.
+pub struct LiveVault {
+    pub live: Arc<Live>,
+    _watcher: Option<WatchHandle>,
+}
+
+/// Opens what can be opened at once and starts the background work: the first parse of the vault
+/// and, when watching, the watcher (whose first sync reconciles the index with the vault).
+/// `on_event` hears every sync attempt after the new searchers are in place; `quire serve`
+/// passes it on to its clients.
+pub fn start_live(
+    config: AppConfig,
+    on_event: impl Fn(&WatchEvent) + Send + 'static,
+) -> Result<LiveVault, StartError> {
+    let live = Arc::new(Live::new(
+        config.vault_root,
+        config.open,
+        config.index,
+        config.embedder,
+        config.watch,
+        config.name,
+        config.searchers,
+    )?);
+    let read_vault = spawn_vault_reader(Arc::clone(&live))?;
+    // The receiver lives as long as the reader thread, which outlives every sender.
+    let _ = read_vault.send(());
+    let watcher = if config.watch {
+        let options = watch_options(&live.open, live.embedder.clone(), config.debounce);
+        let on_sync = Arc::clone(&live);
+        let name = live.name;
+        let handle = quire_watch::spawn(
+            live.root.clone(),
+            live.index.clone(),
+            options,
+            move |event| {
+                match &event {
+                    WatchEvent::Synced { stats, changes } => {
+                        let notes_changed = stats.notes_indexed > 0
+                            || stats.notes_deleted > 0
+                            || !changes.upserts.is_empty()
+                            || !changes.deletes.is_empty();
+                        eprintln!(
+                            "{name}: index at generation {} ({} notes indexed, {} deleted)",
+                            stats.generation, stats.notes_indexed, stats.notes_deleted
+                        );
+                        // Reopen first, then release searches waiting for the first sync.
+                        on_sync.reload_index();
+                        on_sync.first_sync_done(None);
+                        if notes_changed {
+                            let _ = read_vault.send(());
+                        }
+                    }
+                    WatchEvent::Failed { message } => {
+                        eprintln!("{name}: index sync failed: {message}");
+                        on_sync.first_sync_done(Some(message.clone()));
+                    }
+                }
+                on_event(&event);
+            },
+        )?;
+        Some(handle)
+    } else {
+        None
+    };
+    Ok(LiveVault {
+        live,
+        _watcher: watcher,
+    })
+}

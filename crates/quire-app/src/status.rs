@@ -1,0 +1,126 @@
+//! The coverage report of an index, built once for every face (`quire status`, `/api/status`):
+//! what is indexed, with which embedding model, whether the two halves of the index agree, and
+//! every skipped file with its reason.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use quire_embed::EmbeddingSpace;
+use quire_index::store::Table;
+use quire_search::{SearchError, Searcher};
+use serde::Serialize;
+
+/// A file the index left out, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SkippedFile {
+    pub path: String,
+    pub reason: String,
+}
+
+/// What an index holds.
+#[derive(Debug, Clone, Serialize)]
+pub struct StatusReport {
+    pub index_dir: PathBuf,
+    /// The vault the index was built from, as recorded by the last sync.
+    pub vault_root: Option<String>,
+    pub generation: u64,
+    /// The full-text index's generation (`None` before its first commit).
+    pub fulltext_generation: Option<u64>,
+    /// Whether the full-text index is at the store's generation (see `quire_index::Consistency`).
+    pub consistent: bool,
+    pub notes_indexed: u64,
+    pub chunks: u64,
+    pub embeddings: u64,
+    pub embedding_space: Option<EmbeddingSpace>,
+    /// The skipped files, at most as many as asked for.
+    pub skipped: Vec<SkippedFile>,
+    pub skipped_total: usize,
+}
+
+impl StatusReport {
+    /// The report of the index `searcher` reads (opened with `Searcher::open_any`, so an
+    /// inconsistent index is reported rather than refused), listing at most `max_skipped`
+    /// skipped files.
+    pub fn of(
+        searcher: &Searcher,
+        index_dir: PathBuf,
+        max_skipped: usize,
+    ) -> Result<StatusReport, SearchError> {
+        let store = searcher.store();
+        let consistency = searcher.consistency()?;
+        let skipped = store.skipped()?;
+        Ok(StatusReport {
+            index_dir,
+            vault_root: store.meta("vault_root")?,
+            generation: consistency.store_generation,
+            fulltext_generation: consistency.fulltext_generation,
+            consistent: consistency.is_consistent(),
+            notes_indexed: store.count(Table::Notes)?,
+            chunks: store.count(Table::Chunks)?,
+            embeddings: store.count(Table::Embeddings)?,
+            embedding_space: searcher.space()?,
+            skipped_total: skipped.len(),
+            skipped: skipped
+                .into_iter()
+                .take(max_skipped)
+                .map(|(path, reason)| SkippedFile { path, reason })
+                .collect(),
+        })
+    }
+
+    /// The text `quire status` prints, without the size line the CLI adds.
+    fn lines(&self) -> Vec<String> {
+        let mut lines = vec![
+            format!("index       {}", self.index_dir.display()),
+            format!("generation  {}", self.generation),
+        ];
+        if !self.consistent {
+            let error = quire_index::IndexError::Inconsistent {
+                store: self.generation,
+                fulltext: self.fulltext_generation,
+            };
+            lines.push(format!("consistent  no: {error}"));
+        }
+        lines.push(format!("notes       {}", self.notes_indexed));
+        lines.push(format!("chunks      {}", self.chunks));
+        lines.push(match &self.embedding_space {
+            Some(space) => format!(
+                "embeddings  {} ({}, {} dimensions)",
+                self.embeddings, space.model, space.dimension
+            ),
+            None => "embeddings  none (no embedding model was available: search runs in bm25 mode)"
+                .to_string(),
+        });
+        lines
+    }
+
+    /// The skipped files as `quire status` lists them.
+    fn skipped_lines(&self) -> Vec<String> {
+        let mut lines = vec![format!("skipped     {}", self.skipped_total)];
+        lines.extend(
+            self.skipped
+                .iter()
+                .map(|s| format!("  {}: {}", s.path, s.reason)),
+        );
+        lines
+    }
+}
+
+/// The report as text, with the index size (the CLI knows it) before the skipped files.
+pub struct StatusText<'a> {
+    pub report: &'a StatusReport,
+    pub index_bytes: u64,
+}
+
+impl fmt::Display for StatusText<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for line in self.report.lines() {
+            writeln!(f, "{line}")?;
+        }
+        writeln!(f, "size        {:.1} MB", self.index_bytes as f64 / 1e6)?;
+        for line in self.report.skipped_lines() {
+            writeln!(f, "{line}")?;
+        }
+        Ok(())
+    }
+}
