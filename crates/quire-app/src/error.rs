@@ -13,6 +13,8 @@ pub enum AppError {
     Vault(#[from] quire_vault::VaultError),
     #[error(transparent)]
     Search(#[from] quire_search::SearchError),
+    #[error(transparent)]
+    Assist(#[from] quire_assist::AssistError),
     #[error("{path}: cannot be read as a note: {reason}")]
     Unreadable { path: String, reason: String },
     #[error("{0}")]

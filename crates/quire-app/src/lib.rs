@@ -10,6 +10,7 @@
 //!   JSON result ([`bounds`]); [`ops::call`] runs one by name with JSON arguments.
 //! - [`resolve`]: path confinement: every note path any face receives goes through it.
 //! - [`limits`]: one set of limits for every face (bodies, arguments, results).
+//! - [`ask`]: the ask flow (date phrase, daily notes, limits, retrieval, frozen passages).
 //! - [`status`]: the coverage report of an index, built once for `quire status` and
 //!   `/api/status`.
 //!
@@ -30,6 +31,7 @@
 //! ```
 
 pub mod args;
+pub mod ask;
 pub mod bounds;
 mod error;
 pub mod limits;

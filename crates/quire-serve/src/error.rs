@@ -139,6 +139,7 @@ impl From<AppError> for ApiError {
             AppError::BadArguments { message, .. } => ApiError::bad_request(message),
             AppError::Vault(e) => e.into(),
             AppError::Search(e) => e.into(),
+            AppError::Assist(e) => e.into(),
             AppError::Unreadable { .. } => {
                 ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "note_unreadable", message)
             }

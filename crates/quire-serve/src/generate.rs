@@ -26,9 +26,7 @@ use quire_app::limits::{MAX_PARAM_CHARS, MAX_PATH_CHARS, MAX_QUESTION_CHARS, che
 use quire_app::resolve::resolve_note_path;
 use quire_assist::ask::Conversation;
 use quire_assist::context::{self, ContextLimits, RetrievalRequest};
-use quire_assist::dates::date_range_in;
 use quire_assist::draft::{DraftTarget, write_draft};
-use quire_assist::reflect::daily_paths_in;
 use quire_assist::{AssistError, FrozenContext};
 use quire_llm::CancelToken;
 use quire_search::Mode;
@@ -113,34 +111,27 @@ fn mode_for(searcher: &quire_search::Searcher, asked: Option<Mode>) -> Result<Mo
     })
 }
 
-/// Retrieves and freezes the context of a question (a date phrase limits it to those days'
-/// daily notes, as `quire ask` does).
+/// Retrieves and freezes the context of a question (the application's ask flow, as `quire ask`).
 fn ask_context(
     state: &AppState,
     question: &str,
     mode: Option<Mode>,
-    mut limits: ContextLimits,
+    limits: ContextLimits,
 ) -> Result<FrozenContext, ApiError> {
     let searcher = state.live.searcher(INDEX_WAIT)?;
     let searcher = searcher.lock().unwrap_or_else(|e| e.into_inner());
-    let mut request = RetrievalRequest::new(question, limits);
-    request.mode = mode_for(&searcher, mode)?;
-    let today = chrono::Local::now().date_naive();
-    if let Some(range) = date_range_in(question, today) {
-        let notes = searcher
-            .store()
-            .notes()
-            .map_err(quire_search::SearchError::from)?;
-        let days = daily_paths_in(&state.reader, notes.iter().map(|n| n.path.as_str()), range);
-        // A date phrase asks about every day of its range: room for one note per day.
-        limits.notes = limits.notes.max(days.len().min(limits.candidate_notes));
-        request.limits = limits;
-        request.only = Some(days);
-        request.date_range = Some(range);
-    }
-    let retrieval = context::retrieve(&searcher, &request)?;
-    drop(searcher);
-    Ok(context::materialize(&state.reader, retrieval, &limits))
+    let request = quire_app::ask::AskRequest {
+        question,
+        query: question,
+        mode,
+        limits,
+        today: chrono::Local::now().date_naive(),
+    };
+    Ok(quire_app::ask::ask_context(
+        &searcher,
+        &state.reader,
+        &request,
+    )?)
 }
 
 pub(crate) async fn ask(

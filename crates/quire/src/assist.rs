@@ -12,11 +12,11 @@ use clap::{Args, Subcommand};
 use quire_assist::AssistError;
 use quire_assist::ask::{Answer, AnswerKind, Conversation, SourceCard};
 use quire_assist::context::{self, ContextLimits, RetrievalReport, RetrievalRequest, SourceReader};
-use quire_assist::dates::{DateRange, date_range_in, parse_date, parse_iso_week};
+use quire_assist::dates::{DateRange, parse_date, parse_iso_week};
 use quire_assist::draft::{DraftTarget, insert_draft, write_draft};
 use quire_assist::questions::{self, Scope, Topic};
-use quire_assist::reflect::{daily_notes_in, daily_paths_in, reflect};
-use quire_llm::{CancelToken, ChatModel, OpenAiCompatible, Provider, ProviderConfig};
+use quire_assist::reflect::{daily_notes_in, reflect};
+use quire_llm::{CancelToken, ChatModel, OpenAiCompatible, ProviderConfig};
 use quire_search::Mode;
 use serde_json::json;
 
@@ -194,24 +194,11 @@ pub fn run(cli: &Cli, command: &AssistCommand, out: &mut String) -> Result<ExitC
     }
 }
 
-/// The provider from the environment: `QUIRE_LLM_PRESET`, then `QUIRE_LLM_BASE_URL`,
-/// `QUIRE_LLM_MODEL` and `QUIRE_LLM_API_KEY` on top. `None`: nothing configured (offline).
-fn provider() -> Result<Option<Provider>> {
-    let config = std::env::var(ENV_PRESET)
-        .ok()
-        .filter(|p| !p.trim().is_empty())
-        .map(|preset| ProviderConfig {
-            preset: Some(preset.trim().to_string()),
-            ..ProviderConfig::default()
-        });
-    Ok(ProviderConfig::from_env_and(config)?)
-}
-
 /// The chat model, or `None` to work offline (extractive answers): the configured provider
 /// first; else, in a build with the `local-llm` feature, the local GGUF model once it has been
 /// fetched (`scripts/fetch-llm.sh`), unless `QUIRE_LLM_LOCAL=0`.
 pub(crate) fn chat_model() -> Result<Option<Box<dyn ChatModel>>> {
-    if let Some(p) = provider()? {
+    if let Some(p) = ProviderConfig::from_env()? {
         return Ok(Some(Box::new(OpenAiCompatible::new(p))));
     }
     local_model()
@@ -378,21 +365,6 @@ impl Streaming {
     }
 }
 
-/// What a date phrase in the question selects: the daily notes of that range (in the index).
-fn date_filter(
-    searcher: &quire_search::Searcher,
-    reader: &SourceReader,
-    question: &str,
-    today: chrono::NaiveDate,
-) -> Result<(Option<Vec<String>>, Option<DateRange>)> {
-    let Some(range) = date_range_in(question, today) else {
-        return Ok((None, None));
-    };
-    let notes = searcher.store().notes()?;
-    let paths = daily_paths_in(reader, notes.iter().map(|n| n.path.as_str()), range);
-    Ok((Some(paths), Some(range)))
-}
-
 #[allow(clippy::too_many_arguments)]
 fn ask(
     cli: &Cli,
@@ -419,26 +391,15 @@ fn ask(
         // and the next question sees whatever the index holds by then.
         let frozen = {
             let searcher = open_searcher(cli, embedder.clone())?;
-            let mode = match mode {
-                Some(mode) => mode,
-                None => searcher.default_mode()?,
-            };
-            let (only, date_range) = date_filter(&searcher, &reader, &question, today)?;
-            // A date phrase asks about every day of its range: room for one note per day.
-            let mut limits = limits;
-            if let Some(days) = &only {
-                limits.notes = limits.notes.max(days.len().min(limits.candidate_notes));
-            }
-            let request = RetrievalRequest {
-                query: conversation.retrieval_query(&question),
+            let query = conversation.retrieval_query(&question);
+            let request = quire_app::ask::AskRequest {
+                question: &question,
+                query: &query,
                 mode,
                 limits,
-                only,
-                exclude: Vec::new(),
-                date_range,
+                today,
             };
-            let retrieval = context::retrieve(&searcher, &request)?;
-            context::materialize(&reader, retrieval, &limits)
+            quire_app::ask::ask_context(&searcher, &reader, &request)?
         };
         let asked = streaming.run(|token, on_text| {
             conversation.ask(model.as_deref(), frozen, &question, token, on_text)
@@ -787,7 +748,7 @@ fn config(cli: &Cli, out: &mut String) -> Result<ExitCode> {
             .unwrap_or_else(quire_embed::default_model_path);
         json!({"kind": "local", "path": path, "present": path.exists()})
     };
-    let llm = provider()?.map(|p| p.effective());
+    let llm = ProviderConfig::from_env()?.map(|p| p.effective());
     let local = if llm.is_none() {
         local_model_path()
     } else {
