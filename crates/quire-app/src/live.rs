@@ -173,7 +173,22 @@ impl Live {
     /// read it makes sees that generation, whatever a sync commits meanwhile, so a search that
     /// runs during a sync returns whole results from the previous generation.
     fn open_searcher(&self) -> Result<SharedSearcher, quire_search::SearchError> {
-        let searcher = Searcher::open(&self.index)?;
+        let searcher = match Searcher::open(&self.index) {
+            // A sync died between its two commits: rebuild the full-text half from the store
+            // (waiting a little for a sync that is between them right now), then open again.
+            Err(quire_search::SearchError::Index(quire_index::IndexError::Inconsistent {
+                ..
+            })) => {
+                if quire_index::repair_fulltext(&self.index, Duration::from_secs(10))? {
+                    eprintln!(
+                        "{}: the full-text index did not match the store (an index run was interrupted): rebuilt it from the store",
+                        self.name
+                    );
+                }
+                Searcher::open(&self.index)?
+            }
+            other => other?,
+        };
         searcher.store().pin_snapshot()?;
         let searcher = match &self.embedder {
             Some(e) => searcher.with_embedder(Arc::clone(e)),

@@ -1,0 +1,165 @@
+//! The dependency rules of ARCHITECTURE.md, checked against every crate's Cargo.toml: which of
+//! our crates each may depend on (faces never on each other), and which outside crates the
+//! lower layers must never pull in (no network, async runtime or storage in the vault model).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+/// Our crates each crate may depend on (normal dependencies; tests may use more).
+const ALLOWED: &[(&str, &[&str])] = &[
+    ("quire-vault", &[]),
+    ("quire-embed", &[]),
+    ("quire-llm", &[]),
+    ("quire-index", &["quire-vault", "quire-embed"]),
+    (
+        "quire-search",
+        &["quire-vault", "quire-index", "quire-embed"],
+    ),
+    (
+        "quire-watch",
+        &["quire-vault", "quire-index", "quire-embed"],
+    ),
+    (
+        "quire-assist",
+        &[
+            "quire-vault",
+            "quire-index",
+            "quire-embed",
+            "quire-search",
+            "quire-llm",
+        ],
+    ),
+    (
+        "quire-app",
+        &[
+            "quire-vault",
+            "quire-index",
+            "quire-embed",
+            "quire-search",
+            "quire-watch",
+            "quire-llm",
+            "quire-assist",
+        ],
+    ),
+    // The faces: the application core and the libraries below it, never another face.
+    (
+        "quire-mcp",
+        &["quire-app", "quire-vault", "quire-index", "quire-search"],
+    ),
+    (
+        "quire-serve",
+        &[
+            "quire-app",
+            "quire-vault",
+            "quire-index",
+            "quire-search",
+            "quire-watch",
+            "quire-llm",
+            "quire-assist",
+        ],
+    ),
+    // The binary wires the faces together.
+    (
+        "quire",
+        &[
+            "quire-app",
+            "quire-mcp",
+            "quire-serve",
+            "quire-vault",
+            "quire-index",
+            "quire-embed",
+            "quire-search",
+            "quire-llm",
+            "quire-assist",
+        ],
+    ),
+];
+
+/// Outside crates a crate must never depend on: what it never does.
+const FORBIDDEN: &[(&str, &[&str])] = &[
+    // Pure model of the files: no storage, no network, no async, no models.
+    (
+        "quire-vault",
+        &[
+            "rusqlite",
+            "tantivy",
+            "ureq",
+            "tokio",
+            "axum",
+            "rmcp",
+            "candle-core",
+        ],
+    ),
+    ("quire-index", &["ureq", "tokio", "axum", "rmcp"]),
+    ("quire-search", &["ureq", "tokio", "axum", "rmcp"]),
+    ("quire-assist", &["tokio", "axum", "rmcp"]),
+    // The application core speaks no protocol.
+    ("quire-app", &["tokio", "axum", "rmcp", "hyper"]),
+    ("quire-serve", &["rmcp"]),
+    ("quire-mcp", &["axum"]),
+];
+
+fn dependencies() -> BTreeMap<String, BTreeSet<String>> {
+    let crates = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut out = BTreeMap::new();
+    for entry in std::fs::read_dir(&crates).unwrap() {
+        let manifest = entry.unwrap().path().join("Cargo.toml");
+        let Ok(text) = std::fs::read_to_string(&manifest) else {
+            continue;
+        };
+        let value: toml::Table = text.parse().unwrap();
+        let name = value["package"]["name"].as_str().unwrap().to_string();
+        let deps = value
+            .get("dependencies")
+            .and_then(|d| d.as_table())
+            .map(|t| t.keys().cloned().collect())
+            .unwrap_or_default();
+        out.insert(name, deps);
+    }
+    out
+}
+
+#[test]
+fn every_crate_is_in_the_map_and_depends_only_on_what_it_may() {
+    let deps = dependencies();
+    let allowed: BTreeMap<&str, &[&str]> = ALLOWED.iter().copied().collect();
+    assert_eq!(
+        deps.keys().map(String::as_str).collect::<BTreeSet<_>>(),
+        allowed.keys().copied().collect::<BTreeSet<_>>(),
+        "a crate was added or removed: put it in ARCHITECTURE.md's map and in ALLOWED"
+    );
+    for (name, crate_deps) in &deps {
+        for dep in crate_deps.iter().filter(|d| d.starts_with("quire")) {
+            assert!(
+                allowed[name.as_str()].contains(&dep.as_str()),
+                "{name} depends on {dep}, which ARCHITECTURE.md's map does not allow"
+            );
+        }
+    }
+}
+
+#[test]
+fn no_face_depends_on_another_face() {
+    let deps = dependencies();
+    for face in ["quire-mcp", "quire-serve"] {
+        for other in ["quire-mcp", "quire-serve"] {
+            assert!(
+                !deps[face].contains(other),
+                "{face} depends on {other}: faces share the application core (quire-app), never each other"
+            );
+        }
+    }
+}
+
+#[test]
+fn lower_layers_pull_in_no_network_storage_or_protocol_crates() {
+    let deps = dependencies();
+    for (name, forbidden) in FORBIDDEN {
+        for crate_name in *forbidden {
+            assert!(
+                !deps[*name].contains(*crate_name),
+                "{name} depends on {crate_name}, which ARCHITECTURE.md says it never uses"
+            );
+        }
+    }
+}
