@@ -4,10 +4,16 @@ use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
 pub enum IndexError {
-    #[error("index store: {0}")]
-    Store(String),
-    #[error("full-text index: {0}")]
-    FullText(String),
+    #[error("index store: {source}")]
+    Store {
+        #[source]
+        source: rusqlite::Error,
+    },
+    #[error("full-text index: {source}")]
+    FullText {
+        #[source]
+        source: tantivy::TantivyError,
+    },
     #[error(
         "the index was written by a newer quire (schema {found}, this build reads up to {supported}); upgrade quire or rebuild the index with `quire index --rebuild`"
     )]
@@ -36,7 +42,13 @@ pub enum IndexError {
 }
 
 impl From<tantivy::TantivyError> for IndexError {
-    fn from(e: tantivy::TantivyError) -> Self {
-        IndexError::FullText(e.to_string())
+    fn from(source: tantivy::TantivyError) -> Self {
+        IndexError::FullText { source }
+    }
+}
+
+impl From<rusqlite::Error> for IndexError {
+    fn from(source: rusqlite::Error) -> Self {
+        IndexError::Store { source }
     }
 }

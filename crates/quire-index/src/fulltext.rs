@@ -114,7 +114,7 @@ impl FullText {
         })?;
         let (schema, fields) = schema();
         let directory = tantivy::directory::MmapDirectory::open(dir)
-            .map_err(|e| IndexError::FullText(e.to_string()))?;
+            .map_err(tantivy::TantivyError::from)?;
         let index = Index::open_or_create(directory, schema)?;
         Self::with_index(index, fields)
     }

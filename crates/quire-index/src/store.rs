@@ -92,7 +92,7 @@ pub struct Store {
 }
 
 fn db_err(e: rusqlite::Error) -> IndexError {
-    IndexError::Store(e.to_string())
+    IndexError::Store { source: e }
 }
 
 impl Store {
