@@ -1,7 +1,7 @@
 //! The "Ask your Vault" contract, point by point, against a fake OpenAI-compatible server on
 //! 127.0.0.1 and a temporary copy of the sample vault indexed BM25-only.
 
-mod support;
+use quire_testkit as support;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};

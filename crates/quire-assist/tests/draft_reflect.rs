@@ -1,7 +1,7 @@
 //! `draft` (retrieval, wikilinked sources, the guarded atomic insert) and `reflect` (a week's
 //! daily notes, days cited) against a fake OpenAI-compatible server on 127.0.0.1.
 
-mod support;
+use quire_testkit as support;
 
 use std::path::{Path, PathBuf};
 
@@ -244,10 +244,20 @@ fn the_offline_reflection_lists_open_loops_with_their_days() {
     let (days, _) = daily_notes_in(&reader(&root), week).unwrap();
     let text = offline_reflection(week, &days);
     assert!(text.contains("no language model is configured"));
+    let loops = text.split("## Open loops").nth(1).unwrap();
+    // Ticked on 2026-11-26: no longer an open loop.
+    assert!(!loops.contains("Make the code-block tests green"), "{text}");
     assert!(
-        text.contains("- [ ] Make the code-block tests green [[2026-11-24]]"),
+        loops.contains("- [ ] Decide on the ryokan night [[2026-11-25]]"),
         "{text}"
     );
+    // Carried from day to day: listed once, at the last day it is written on.
+    assert_eq!(
+        loops.matches("Book the tea ceremony class").count(),
+        1,
+        "{text}"
+    );
+    assert!(loops.contains("- [ ] Book the tea ceremony class [[2026-11-29]]"));
     assert!(text.contains("## Themes"));
     assert!(!text.contains("2026-11-22"));
 }

@@ -2,7 +2,7 @@
 //! `scripts/fetch-model.sh` installs; without it the model test says so and passes), against a
 //! fake OpenAI-compatible server on 127.0.0.1.
 
-mod support;
+use quire_testkit as support;
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -113,8 +113,8 @@ impl FullText {
             source,
         })?;
         let (schema, fields) = schema();
-        let directory = tantivy::directory::MmapDirectory::open(dir)
-            .map_err(tantivy::TantivyError::from)?;
+        let directory =
+            tantivy::directory::MmapDirectory::open(dir).map_err(tantivy::TantivyError::from)?;
         let index = Index::open_or_create(directory, schema)?;
         Self::with_index(index, fields)
     }

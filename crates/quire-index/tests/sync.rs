@@ -2,27 +2,14 @@
 //! that any sequence of edits ends in the same index as a fresh build.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use quire_index::lock::WriterLock;
 use quire_index::{Boosts, Filter, FullText, IndexError, IndexLocation, Store, SyncOptions, sync};
 
-fn sample_vault() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/vault")
-}
+use quire_testkit::sample_vault;
 
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for entry in fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
+use quire_testkit::copy_tree as copy_dir;
 
 struct Fixture {
     _dir: tempfile::TempDir,

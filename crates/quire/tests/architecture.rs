@@ -58,6 +58,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "quire-assist",
         ],
     ),
+    // Test support: only ever a dev-dependency (checked below).
+    ("quire-testkit", &[]),
     // The binary wires the faces together.
     (
         "quire",
@@ -161,5 +163,15 @@ fn lower_layers_pull_in_no_network_storage_or_protocol_crates() {
                 "{name} depends on {crate_name}, which ARCHITECTURE.md says it never uses"
             );
         }
+    }
+}
+
+#[test]
+fn the_testkit_is_never_a_normal_dependency() {
+    for (name, crate_deps) in dependencies() {
+        assert!(
+            !crate_deps.contains("quire-testkit"),
+            "{name} depends on quire-testkit outside [dev-dependencies]"
+        );
     }
 }

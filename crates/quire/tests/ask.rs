@@ -2,8 +2,7 @@
 //! temporary copy of the sample vault, against a fake OpenAI-compatible server on 127.0.0.1
 //! (shared with quire-assist's contract tests). Indexes are BM25-only except for `questions`.
 
-#[path = "../../quire-assist/tests/support/mod.rs"]
-mod support;
+use quire_testkit as support;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -11,7 +10,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use support::{FakeChat, answer, messages, slow, status};
+use support::{FakeChat, answer, json, messages, ok, slow, status};
 
 const QUESTION: &str = "How often do I feed the sourdough starter?";
 const STARTER: &str = "Resources/Sourdough Starter.md";
@@ -75,20 +74,6 @@ impl Setup {
     fn run(&self, server: Option<&FakeChat>, args: &[&str]) -> Output {
         self.quire(server).args(args).output().unwrap()
     }
-}
-
-fn ok(out: &Output) -> String {
-    assert!(
-        out.status.success(),
-        "quire failed ({:?}): {}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout.clone()).unwrap()
-}
-
-fn json(out: &Output) -> Value {
-    serde_json::from_str(&ok(out)).expect("JSON on stdout")
 }
 
 /// The `[Sn] path` headers of a prompt's sources.

@@ -4,14 +4,11 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use quire_testkit::{copy_tree as copy_dir, sample_vault};
 use serde_json::Value;
 
 fn quire() -> Command {
     Command::new(env!("CARGO_BIN_EXE_quire"))
-}
-
-fn sample_vault() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/vault")
 }
 
 fn run(vault: &Path, args: &[&str]) -> Output {
@@ -39,20 +36,6 @@ fn json(out: &Output) -> Value {
 fn assert_no_panic(out: &Output) {
     let err = stderr(out);
     assert!(!err.contains("panicked"), "quire panicked: {err}");
-}
-
-/// Copies a directory tree (files and folders only).
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for entry in fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 #[test]

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
+use quire_testkit::{corpora, sample_vault};
 use serde_json::Value;
 
 fn quire(index: &Path) -> Command {
@@ -22,18 +23,6 @@ fn json(out: &Output) -> Value {
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).expect("JSON on stdout")
-}
-
-fn sample_vault() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/vault")
-}
-
-fn corpora() -> PathBuf {
-    std::env::var_os("QUIRE_CORPORA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpora")
-        })
 }
 
 #[test]

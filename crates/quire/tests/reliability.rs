@@ -6,8 +6,7 @@
 //! Each test compares against an index built from scratch in another directory, read with
 //! quire-index's own types (an independent view of the store and the full-text generation).
 
-#[path = "../../quire-assist/tests/support/mod.rs"]
-mod support;
+use quire_testkit as support;
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -19,46 +18,10 @@ use quire_index::{FullText, IndexLocation, Store};
 use serde_json::Value;
 
 fn quire(vault: &Path, index: &Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_quire"));
-    for var in [
-        "QUIRE_LLM_BASE_URL",
-        "QUIRE_LLM_MODEL",
-        "QUIRE_LLM_API_KEY",
-        "QUIRE_LLM_PRESET",
-        "QUIRE_EMBED_BASE_URL",
-        "QUIRE_FAILPOINT",
-    ] {
-        c.env_remove(var);
-    }
-    c.env("QUIRE_INDEX_DIR", index)
-        .env("QUIRE_MODEL", "/nonexistent/quire-model.bin")
-        .env("QUIRE_LLM_LOCAL", "0")
-        .arg("--vault")
-        .arg(vault);
-    c
+    support::quire(env!("CARGO_BIN_EXE_quire"), vault, index)
 }
 
-fn ok(out: &Output) -> String {
-    assert!(
-        out.status.success(),
-        "quire failed ({:?}): {}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout.clone()).unwrap()
-}
-
-fn json(out: &Output) -> Value {
-    serde_json::from_str(&ok(out)).expect("JSON on stdout")
-}
-
-fn corpora() -> PathBuf {
-    std::env::var_os("QUIRE_CORPORA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpora")
-        })
-}
+use support::{corpora, json, ok};
 
 /// What an index holds, read directly: notes with their hashes, chunks with their content
 /// hashes, the skipped files, and whether the full-text index is at the store's generation.

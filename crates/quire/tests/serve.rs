@@ -13,8 +13,7 @@
 //!   changed chunks are embedded (a counting fake embedding server), and searches that run
 //!   during syncs return whole results.
 
-#[path = "../../quire-assist/tests/support/mod.rs"]
-mod support;
+use quire_testkit as support;
 
 use std::collections::{BTreeSet, HashSet};
 use std::fs;
@@ -30,38 +29,13 @@ use std::time::{Duration, Instant};
 use quire_index::store::{ChunkRow, NoteRow};
 use quire_index::{FullText, IndexLocation, Store};
 use serde_json::{Value, json};
-use support::{FakeChat, answer};
+use support::{FakeChat, answer, copy_tree as copy_dir, corpora};
 
 const PATIENCE: Duration = Duration::from_secs(60);
 const TOKEN: &str = "correct-horse-battery-staple";
 
 fn workspace() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn corpora() -> PathBuf {
-    let path = std::env::var_os("QUIRE_CORPORA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace().join("../shared/corpora"));
-    assert!(
-        path.is_dir(),
-        "{} not found: set QUIRE_CORPORA to the shared corpora",
-        path.display()
-    );
-    path
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for entry in fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 /// A temporary copy of a vault, with room for an index beside it.

@@ -1,15 +1,18 @@
-//! Test support shared by the contract tests of `quire-assist` and of the `quire` binary
-//! (`crates/quire/tests/ask.rs` includes this file by path).
+//! Test support shared by quire's test suites (a dev-dependency only, never shipped):
+//!
+//! - vault fixtures: [`sample_vault`], [`corpora`], [`copy_tree`], [`copy_notes`], [`edit_file`];
+//! - the binary runner: [`quire`] (a `quire` command with no model, no provider and nothing of
+//!   the developer's environment that could send a request elsewhere), [`ok`], [`json`];
+//! - [`FakeChat`], the one fake OpenAI-compatible chat server.
 //!
 //! [`FakeChat`] is an OpenAI-compatible chat-completions server on 127.0.0.1: it records every
 //! request body and plays a script, one reply per connection (an event stream of content deltas,
 //! optionally slow, or an error status). No test talks to any other host.
 
-#![allow(dead_code)]
-
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -245,3 +248,52 @@ pub fn edit_file(file: &Path, from: &str, to: &str) {
 
 /// The sentence of the sample vault's starter note that the stale-chunk tests edit.
 pub const FEEDING: &str = "Feed once a day when it lives on the counter";
+
+/// The shared corpora (`../shared/corpora` beside the repository, or `$QUIRE_CORPORA`).
+pub fn corpora() -> PathBuf {
+    std::env::var_os("QUIRE_CORPORA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpora")
+        })
+}
+
+/// The `quire` binary at `bin` (a test's `env!("CARGO_BIN_EXE_quire")`) on `vault` with its
+/// index in `index`: no embedding model, no chat provider, no local model, no remote embedder,
+/// no failpoint, whatever the developer's environment says.
+pub fn quire(bin: &str, vault: &Path, index: &Path) -> Command {
+    let mut c = Command::new(bin);
+    for var in [
+        "QUIRE_LLM_BASE_URL",
+        "QUIRE_LLM_MODEL",
+        "QUIRE_LLM_API_KEY",
+        "QUIRE_LLM_PRESET",
+        "QUIRE_EMBED_BASE_URL",
+        "QUIRE_FAILPOINT",
+    ] {
+        c.env_remove(var);
+    }
+    c.env("QUIRE_INDEX_DIR", index)
+        .env("QUIRE_MODEL", "/nonexistent/quire-model.bin")
+        // A `local-llm` build would otherwise answer with the fetched local model.
+        .env("QUIRE_LLM_LOCAL", "0")
+        .arg("--vault")
+        .arg(vault);
+    c
+}
+
+/// The standard output of a run that must have succeeded (its stderr in the failure message).
+pub fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "quire failed ({:?}): {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout.clone()).expect("UTF-8 on stdout")
+}
+
+/// The JSON a successful run printed.
+pub fn json(out: &Output) -> serde_json::Value {
+    serde_json::from_str(&ok(out)).expect("JSON on stdout")
+}
