@@ -39,11 +39,10 @@ pub enum AllowedHosts {
 
 /// The MCP endpoint as a tower service, to mount at [`ENDPOINT`] (here, and in `quire serve`).
 /// Requests with an `Origin` header are refused, bodies over [`MAX_BODY_BYTES`] too (413), and
-/// `Host` must be one of `hosts`.
-pub fn http_service(
-    server: QuireServer,
-    hosts: AllowedHosts,
-) -> StreamableHttpService<QuireServer, LocalSessionManager> {
+/// `Host` must be one of `hosts`. The body is read here first, within the limit: one that
+/// cannot be read whole (a client that sends less than its `Content-Length` and closes) is a
+/// 400, never reaching rmcp (which would answer 500).
+pub fn http_service(server: QuireServer, hosts: AllowedHosts) -> McpService {
     let mut config = StreamableHttpServerConfig::default()
         .enforce_origin_validation()
         .with_max_request_body_bytes(MAX_BODY_BYTES);
@@ -55,11 +54,75 @@ pub fn http_service(
         AllowedHosts::LoopbackOr(_) => {}
         AllowedHosts::CheckedByCaller => config = config.disable_allowed_hosts(),
     }
-    StreamableHttpService::new(
-        move || Ok(server.clone()),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    )
+    McpService {
+        inner: StreamableHttpService::new(
+            move || Ok(server.clone()),
+            Arc::new(LocalSessionManager::default()),
+            config,
+        ),
+    }
+}
+
+/// rmcp's streamable HTTP service behind a body reader with the size limit (see
+/// [`http_service`]).
+#[derive(Clone)]
+pub struct McpService {
+    inner: StreamableHttpService<QuireServer, LocalSessionManager>,
+}
+
+type HttpResponse = Response<BoxBody<Bytes, Infallible>>;
+
+impl<B> tower_service::Service<Request<B>> for McpService
+where
+    B: hyper::body::Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    type Response = HttpResponse;
+    type Error = Infallible;
+    type Future = std::pin::Pin<
+        Box<dyn std::future::Future<Output = Result<HttpResponse, Infallible>> + Send>,
+    >;
+
+    fn poll_ready(
+        &mut self,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Infallible>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<B>) -> Self::Future {
+        let mut inner = self.inner.clone();
+        Box::pin(async move {
+            let (parts, body) = request.into_parts();
+            let read = http_body_util::Limited::new(body, MAX_BODY_BYTES)
+                .collect()
+                .await;
+            let bytes = match read {
+                Ok(collected) => collected.to_bytes(),
+                Err(e) if e.is::<http_body_util::LengthLimitError>() => {
+                    return Ok(plain(
+                        StatusCode::PAYLOAD_TOO_LARGE,
+                        format!("the request body exceeds {MAX_BODY_BYTES} bytes\n"),
+                    ));
+                }
+                Err(e) => {
+                    return Ok(plain(
+                        StatusCode::BAD_REQUEST,
+                        format!("the request body could not be read whole: {e}\n"),
+                    ));
+                }
+            };
+            inner
+                .call(Request::from_parts(parts, Full::new(bytes)))
+                .await
+        })
+    }
+}
+
+fn plain(status: StatusCode, text: String) -> HttpResponse {
+    let mut response = Response::new(Full::new(Bytes::from(text)).boxed());
+    *response.status_mut() = status;
+    response
 }
 
 /// Serves `server` on `addr` until the process is stopped (Ctrl-C ends it cleanly). Prints the
@@ -111,10 +174,9 @@ pub(crate) async fn serve(server: QuireServer, addr: SocketAddr) -> Result<(), S
     }
 }
 
-fn not_found() -> Response<BoxBody<Bytes, Infallible>> {
-    let mut response = Response::new(
-        Full::new(Bytes::from_static(b"not found: the MCP endpoint is /mcp\n")).boxed(),
-    );
-    *response.status_mut() = StatusCode::NOT_FOUND;
-    response
+fn not_found() -> HttpResponse {
+    plain(
+        StatusCode::NOT_FOUND,
+        "not found: the MCP endpoint is /mcp\n".to_string(),
+    )
 }

@@ -63,7 +63,7 @@ use quire_app::{AppConfig, start_live};
 use rmcp::ServiceExt;
 
 pub use error::ServeError;
-pub use http::{AllowedHosts, ENDPOINT, http_service};
+pub use http::{AllowedHosts, ENDPOINT, McpService, http_service};
 pub use server::QuireServer;
 
 fn runtime() -> Result<tokio::runtime::Runtime, ServeError> {

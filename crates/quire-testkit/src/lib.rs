@@ -260,7 +260,8 @@ pub fn corpora() -> PathBuf {
 
 /// The `quire` binary at `bin` (a test's `env!("CARGO_BIN_EXE_quire")`) on `vault` with its
 /// index in `index`: no embedding model, no chat provider, no local model, no remote embedder,
-/// no failpoint, whatever the developer's environment says.
+/// no failpoint, no server token, whatever the developer's environment says. The index
+/// directory is set by environment, so that `--index-dir` can still name another one.
 pub fn quire(bin: &str, vault: &Path, index: &Path) -> Command {
     let mut c = Command::new(bin);
     for var in [
@@ -270,6 +271,7 @@ pub fn quire(bin: &str, vault: &Path, index: &Path) -> Command {
         "QUIRE_LLM_PRESET",
         "QUIRE_EMBED_BASE_URL",
         "QUIRE_FAILPOINT",
+        "QUIRE_TOKEN",
     ] {
         c.env_remove(var);
     }

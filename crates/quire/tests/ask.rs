@@ -45,22 +45,7 @@ impl Setup {
     /// `quire --vault … ` with no model and no provider unless `server` is given; nothing of
     /// the developer's environment can send a request elsewhere.
     fn quire(&self, server: Option<&FakeChat>) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_quire"));
-        for var in [
-            "QUIRE_LLM_BASE_URL",
-            "QUIRE_LLM_MODEL",
-            "QUIRE_LLM_API_KEY",
-            "QUIRE_LLM_PRESET",
-            "QUIRE_EMBED_BASE_URL",
-        ] {
-            c.env_remove(var);
-        }
-        c.env("QUIRE_INDEX_DIR", &self.index)
-            .env("QUIRE_MODEL", "/nonexistent/quire-model.bin")
-            // A `local-llm` build would otherwise answer with the fetched local model.
-            .env("QUIRE_LLM_LOCAL", "0")
-            .arg("--vault")
-            .arg(&self.vault);
+        let mut c = support::quire(env!("CARGO_BIN_EXE_quire"), &self.vault, &self.index);
         if let Some(server) = server {
             c.env("QUIRE_LLM_BASE_URL", &server.url)
                 .env("QUIRE_LLM_MODEL", "fake-model");

@@ -82,22 +82,7 @@ fn vault_with_long_notes() -> (Fixture, String) {
 /// `quire --vault …` with the index directory of `f` and nothing of the developer's
 /// environment that could reach another host.
 fn quire(f: &Fixture) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_quire"));
-    for var in [
-        "QUIRE_LLM_BASE_URL",
-        "QUIRE_LLM_MODEL",
-        "QUIRE_LLM_API_KEY",
-        "QUIRE_LLM_PRESET",
-        "QUIRE_EMBED_BASE_URL",
-        "QUIRE_TOKEN",
-    ] {
-        c.env_remove(var);
-    }
-    c.env("QUIRE_MODEL", "/nonexistent/quire-model.bin")
-        .env("QUIRE_INDEX_DIR", &f.index)
-        .arg("--vault")
-        .arg(&f.vault);
-    c
+    quire_testkit::quire(env!("CARGO_BIN_EXE_quire"), &f.vault, &f.index)
 }
 
 fn index(f: &Fixture) {
@@ -994,4 +979,36 @@ fn serve_refuses_blank_short_and_control_character_tokens_at_start() {
         &format!("Authorization: Bearer {TOKEN}"),
     );
     assert_eq!(status, 200, "{body}");
+}
+
+/// Found by the `http_request` fuzz target: a body shorter than its `Content-Length` (the client
+/// closes its side) made rmcp answer 500. It is the client's mistake: 400.
+#[test]
+fn serve_mcp_route_answers_a_truncated_body_with_400() {
+    let f = sample();
+    index(&f);
+    let mut command = quire(&f);
+    command.args(["serve", "--port", "0", "--no-watch"]);
+    let server = Server::start(command);
+    wait_ready(&server, "");
+    let body = br#"{"jsonrpc":"2.0","id":1,"method":"initialize""#;
+    let mut stream = TcpStream::connect(&server.addr).unwrap();
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n",
+        server.addr,
+        body.len() + 100
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    stream.write_all(body).unwrap();
+    stream.shutdown(std::net::Shutdown::Write).unwrap();
+    let mut bytes = Vec::new();
+    let _ = stream.read_to_end(&mut bytes);
+    let response = split_response(&bytes);
+    assert_eq!(response.status, 400, "{}\n{}", response.head, response.body);
+    assert!(
+        response.body.contains("could not be read whole"),
+        "{}",
+        response.body
+    );
 }

@@ -64,23 +64,7 @@ fn starter() -> Fixture {
 /// `quire --vault … --index-dir …` with nothing of the developer's environment that could
 /// reach another host.
 fn quire(f: &Fixture) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_quire"));
-    for var in [
-        "QUIRE_LLM_BASE_URL",
-        "QUIRE_LLM_MODEL",
-        "QUIRE_LLM_API_KEY",
-        "QUIRE_LLM_PRESET",
-        "QUIRE_EMBED_BASE_URL",
-        "QUIRE_TOKEN",
-    ] {
-        c.env_remove(var);
-    }
-    // The index directory by environment, so that `--index-dir` can still name another one.
-    c.env("QUIRE_MODEL", "/nonexistent/quire-model.bin")
-        .env("QUIRE_INDEX_DIR", &f.index)
-        .arg("--vault")
-        .arg(&f.vault);
-    c
+    support::quire(env!("CARGO_BIN_EXE_quire"), &f.vault, &f.index)
 }
 
 /// A running `quire serve`; killed when dropped.
