@@ -25,6 +25,10 @@ QUIRE_EMBED_THREADS=1 \
 # the one the Rust tests just built; the screenshot goes to target/web-tests/.
 cargo build -p quire --locked
 (cd web-tests && npm ci --no-audit --no-fund --loglevel=error && QUIRE_BIN=../target/debug/quire npm test)
+# The Obsidian plugin (plugin/): typecheck, lint (eslint-plugin-obsidianmd, no warning allowed),
+# build, and tests that drive the built main.js against this quire binary through a type-checked
+# shim of Obsidian's API (screenshots with the same chromium go to target/plugin-screenshots/).
+(cd plugin && npm ci --no-audit --no-fund --loglevel=error && QUIRE_BIN=../target/debug/quire npm run check)
 # The in-process model (feature `local-llm`, off in the default build): its lints, and its
 # end-to-end tests with SmolLM2 (fetched once into the user's data dir). The first build
 # compiles llama.cpp with cmake.

@@ -1,0 +1,311 @@
+/**
+ * The HTTP API of `quire serve` (its OpenAPI document is served at `/api/openapi.json`): the
+ * shapes the plugin reads, and a client for them. JSON requests go through Obsidian's
+ * `requestUrl`; the streamed answers and the index events need a body that arrives in pieces,
+ * which `requestUrl` does not give, so they use Node's `http` (the plugin is desktop-only).
+ */
+import * as http from "http";
+import * as https from "https";
+import { requestUrl } from "obsidian";
+import { SseParser, type SseEvent } from "./sse";
+
+export type SearchMode = "hybrid" | "bm25" | "vector";
+
+export interface Section {
+  chunk_id: string;
+  heading_path: string[];
+  start_line: number;
+  end_line: number;
+  snippet: string;
+  /** Byte ranges `[start, end)` of the matched words in the UTF-8 snippet. */
+  highlights: [number, number][];
+  score: number;
+}
+
+export interface NoteHit {
+  path: string;
+  title: string;
+  score: number;
+  sections: Section[];
+}
+
+export interface SearchResults {
+  query: string;
+  mode: SearchMode;
+  generation: number;
+  results: NoteHit[];
+}
+
+export interface NoteRef {
+  path: string;
+  title: string;
+  /** Similarity, for notes similar in meaning. */
+  score?: number;
+}
+
+/** `GET /api/similar/{path}`. */
+export interface Related {
+  path: string;
+  title: string;
+  similar?: NoteRef[];
+  /** Why there are no notes similar in meaning (no embedding model, no embeddings). */
+  similar_unavailable?: string;
+  backlinks?: NoteRef[];
+  outgoing?: NoteRef[];
+  moc_parents?: NoteRef[];
+}
+
+export interface LastSync {
+  kind: "index" | "sync_failed";
+  data: { at?: string; message?: string; generation?: number };
+}
+
+/** `GET /api/status`. The counts are there when `ready` is. */
+export interface ServerStatus {
+  ready: boolean;
+  message?: string;
+  version?: string;
+  vault?: string;
+  vault_root?: string;
+  watching?: boolean;
+  generation?: number;
+  notes_indexed?: number;
+  chunks?: number;
+  embeddings?: number;
+  default_mode?: SearchMode;
+  llm?: string | null;
+  last_sync?: LastSync | null;
+  skipped_total?: number;
+}
+
+/** A source card: a passage the answer could cite, from quire's records. */
+export interface SourceCard {
+  id: string;
+  path: string;
+  title: string;
+  heading_path: string[];
+  start_line: number;
+  end_line: number;
+  link?: string;
+  cited: boolean;
+}
+
+export type AnswerKind = "generated" | "extractive" | "nothing_found";
+
+/** The `done` event of `POST /api/ask`. */
+export interface Answer {
+  kind: AnswerKind;
+  answer: string;
+  citations: { id: string; path: string; start_line: number; end_line: number }[];
+  invalid_citations: string[];
+  sources: SourceCard[];
+  warnings: string[];
+  model?: string | null;
+}
+
+/** The `done` event of `POST /api/draft`. */
+export interface Draft {
+  kind: AnswerKind;
+  draft: string;
+  note: string;
+  heading: string;
+  /** The ids of the sources the draft cites. */
+  citations: string[];
+  invalid_citations: string[];
+  sources: SourceCard[];
+  warnings: string[];
+  model?: string | null;
+}
+
+/** An error of the server (`{"error": {"code", "message"}}`), or `unreachable`. */
+export class QuireError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly status = 0,
+  ) {
+    super(message);
+    this.name = "QuireError";
+  }
+}
+
+/** True for the error a stream ends with when its AbortSignal fired. */
+export function isAbort(error: unknown): boolean {
+  return error instanceof Error && error.name === "AbortError";
+}
+
+function abortError(): Error {
+  const error = new Error("The request was cancelled.");
+  error.name = "AbortError";
+  return error;
+}
+
+/** The error a failed response carries, from its JSON body when it has one. */
+function responseError(status: number, text: string): QuireError {
+  try {
+    const body = JSON.parse(text) as { error?: { code?: string; message?: string } };
+    if (body.error?.message) return new QuireError(body.error.code ?? "error", body.error.message, status);
+  } catch {
+    // Not JSON: a proxy's page, or a body cut short.
+  }
+  return new QuireError("http_error", `quire answered ${status}${text ? `: ${text.slice(0, 200)}` : ""}`, status);
+}
+
+/** A vault-relative note path as a URL path: each segment encoded, the slashes kept. */
+export function encodeNotePath(path: string): string {
+  return path.split("/").map(encodeURIComponent).join("/");
+}
+
+export interface StreamHandle {
+  /** Settles when the stream ends: resolves at its end, rejects on an error or an abort. */
+  done: Promise<void>;
+  close(): void;
+}
+
+export class QuireClient {
+  readonly baseUrl: string;
+
+  constructor(
+    baseUrl: string,
+    private readonly token: string,
+  ) {
+    this.baseUrl = baseUrl.trim().replace(/\/+$/, "");
+  }
+
+  private headers(): Record<string, string> {
+    const token = this.token.trim();
+    return token ? { Authorization: `Bearer ${token}` } : {};
+  }
+
+  /** GET a JSON route. */
+  async get<T>(path: string): Promise<T> {
+    let response;
+    try {
+      response = await requestUrl({ url: this.baseUrl + path, method: "GET", headers: this.headers(), throw: false });
+    } catch (error) {
+      throw new QuireError("unreachable", `cannot reach quire at ${this.baseUrl} (${String(error)})`);
+    }
+    if (response.status !== 200) throw responseError(response.status, response.text);
+    return JSON.parse(response.text) as T;
+  }
+
+  status(): Promise<ServerStatus> {
+    return this.get<ServerStatus>("/api/status");
+  }
+
+  search(query: string, k: number, mode: SearchMode | ""): Promise<SearchResults> {
+    const params = new URLSearchParams({ q: query, k: String(k) });
+    if (mode) params.set("mode", mode);
+    return this.get<SearchResults>(`/api/search?${params.toString()}`);
+  }
+
+  similar(path: string, k: number): Promise<Related> {
+    return this.get<Related>(`/api/similar/${encodeNotePath(path)}?k=${k}`);
+  }
+
+  /**
+   * Opens an event stream: `GET` without a body, `POST` with a JSON one. `onEvent` gets each
+   * event as it completes.
+   */
+  stream(path: string, body: unknown, onEvent: (event: SseEvent) => void, signal?: AbortSignal): StreamHandle {
+    const url = new URL(this.baseUrl + path);
+    const transport = url.protocol === "https:" ? https : http;
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const headers: Record<string, string> = { Accept: "text/event-stream", ...this.headers() };
+    if (payload !== undefined) {
+      headers["Content-Type"] = "application/json";
+      headers["Content-Length"] = String(new TextEncoder().encode(payload).length);
+    }
+    let request: http.ClientRequest | null = null;
+    let closed = false;
+    const done = new Promise<void>((resolve, reject) => {
+      if (signal?.aborted) {
+        reject(abortError());
+        return;
+      }
+      const onAbort = () => {
+        closed = true;
+        request?.destroy();
+        reject(abortError());
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      const settle = (error?: Error) => {
+        signal?.removeEventListener("abort", onAbort);
+        if (error) reject(error);
+        else resolve();
+      };
+      request = transport.request(url, { method: payload === undefined ? "GET" : "POST", headers }, (response) => {
+        response.setEncoding("utf8");
+        const status = response.statusCode ?? 0;
+        if (status !== 200) {
+          let text = "";
+          response.on("data", (piece: string) => (text += piece));
+          response.on("end", () => settle(responseError(status, text)));
+          response.on("error", (error) => settle(error));
+          return;
+        }
+        const parser = new SseParser();
+        response.on("data", (piece: string) => {
+          try {
+            for (const event of parser.push(piece)) onEvent(event);
+          } catch (error) {
+            request?.destroy();
+            settle(error instanceof Error ? error : new Error(String(error)));
+          }
+        });
+        const lost = (error?: Error) =>
+          closed ? abortError() : new QuireError("unreachable", `the connection to quire at ${this.baseUrl} was lost${error ? ` (${error.message})` : ""}`);
+        response.on("end", () => settle());
+        response.on("error", (error) => settle(lost(error)));
+        // A close without an end: the server went away in the middle of the stream.
+        response.on("close", () => settle(response.complete ? undefined : lost()));
+      });
+      request.on("error", (error) => {
+        if (closed) settle(abortError());
+        else settle(new QuireError("unreachable", `cannot reach quire at ${this.baseUrl} (${error.message})`));
+      });
+      request.end(payload);
+    });
+    return {
+      done,
+      close: () => {
+        closed = true;
+        request?.destroy();
+      },
+    };
+  }
+
+  /**
+   * `POST /api/ask` or `/api/draft`: `onText` gets the text as it is written; resolves with the
+   * `done` event's object.
+   */
+  async generate<T>(path: "/api/ask" | "/api/draft", body: object, onText: (text: string) => void, signal?: AbortSignal): Promise<T> {
+    let result: T | undefined;
+    let failure: QuireError | undefined;
+    const handle = this.stream(
+      path,
+      body,
+      (event) => {
+        if (event.name === "token") onText((JSON.parse(event.data) as { text: string }).text);
+        else if (event.name === "done") result = JSON.parse(event.data) as T;
+        else if (event.name === "error") {
+          const error = (JSON.parse(event.data) as { error: { code: string; message: string } }).error;
+          failure = new QuireError(error.code, error.message);
+        }
+      },
+      signal,
+    );
+    await handle.done;
+    if (failure) throw failure;
+    if (result === undefined) throw new QuireError("incomplete", "the answer stopped before it was complete");
+    return result;
+  }
+
+  ask(question: string, mode: SearchMode | "", onText: (text: string) => void, signal?: AbortSignal): Promise<Answer> {
+    return this.generate<Answer>("/api/ask", mode ? { question, mode } : { question }, onText, signal);
+  }
+
+  draft(note: string, heading: string, onText: (text: string) => void, signal?: AbortSignal): Promise<Draft> {
+    return this.generate<Draft>("/api/draft", { note, heading }, onText, signal);
+  }
+}

@@ -1,0 +1,181 @@
+/**
+ * quire for Obsidian: a thin client of `quire serve`. Search, related notes, questions and
+ * drafts come from the server (all the logic is in quire); the plugin shows them in Obsidian and
+ * opens notes at the lines the server names. It talks to the configured server and nothing else.
+ */
+import { Events, FileSystemAdapter, Notice, Plugin, TAbstractFile, TFile, type WorkspaceLeaf } from "obsidian";
+import { QuireClient } from "./api";
+import { ASK_VIEW, AskView } from "./ask-view";
+import { Connection, type ConnectionState } from "./connection";
+import { draftSection } from "./draft";
+import type { LineRange, QuireHost } from "./host";
+import { openNoteAt } from "./open-note";
+import { SearchModal } from "./search-modal";
+import { ServerProcess } from "./server";
+import { loadSettings, QuireSettingTab, type QuireSettings, type SettingsHost } from "./settings";
+import { SIMILAR_VIEW, SimilarView } from "./similar-view";
+import { statusLine } from "./status";
+
+/** How long a notice about a problem stays up. */
+const PROBLEM_NOTICE_MS = 12_000;
+/** Settings typed in a text field apply once typing pauses this long. */
+const SETTINGS_DELAY_MS = 800;
+const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]", "::1"]);
+
+export default class QuirePlugin extends Plugin implements QuireHost, SettingsHost {
+  override settings: QuireSettings = loadSettings(null);
+  readonly events = new Events();
+  private connection!: Connection;
+  private server!: ServerProcess;
+  private statusEl!: HTMLElement;
+  private cached: { client: QuireClient; url: string; token: string } | null = null;
+  private restartTimer: number | null = null;
+
+  override async onload(): Promise<void> {
+    this.settings = loadSettings(await this.loadData());
+    this.server = new ServerProcess((message) => new Notice(message, PROBLEM_NOTICE_MS));
+    this.connection = new Connection({
+      client: () => this.client(),
+      startServer: () => this.startServer(),
+      startHint: () => this.startHint(),
+      vaultPath: () => this.vaultPath(),
+      notify: (message) => new Notice(message, PROBLEM_NOTICE_MS),
+      changed: () => this.connectionChanged(),
+      indexEvent: (kind, data) => this.events.trigger("quire:index", kind, data),
+    });
+
+    this.addSettingTab(new QuireSettingTab(this.app, this));
+    this.registerView(SIMILAR_VIEW, (leaf) => new SimilarView(leaf, this));
+    this.registerView(ASK_VIEW, (leaf) => new AskView(leaf, this));
+
+    this.addRibbonIcon("search", "Search notes with quire", () => this.openSearch());
+    this.addCommand({ id: "search", name: "Search notes", callback: () => this.openSearch() });
+    this.addCommand({ id: "open-related-notes", name: "Open related notes", callback: () => void this.activateView(SIMILAR_VIEW) });
+    this.addCommand({ id: "ask", name: "Ask your vault", callback: () => void this.activateView(ASK_VIEW) });
+    this.addCommand({ id: "draft-section", name: "Draft this section", editorCallback: (editor, context) => void draftSection(this, editor, context) });
+    this.addCommand({ id: "reconnect", name: "Reconnect to the server", callback: () => this.connection.restart() });
+
+    this.registerEvent(
+      this.app.workspace.on("editor-menu", (menu, editor, context) => {
+        menu.addItem((item) =>
+          item
+            .setTitle("Draft this section")
+            .setIcon("pen-line")
+            .onClick(() => void draftSection(this, editor, context)),
+        );
+      }),
+    );
+
+    this.statusEl = this.addStatusBarItem();
+    this.statusEl.addClass("quire-status", "mod-clickable");
+    this.registerDomEvent(this.statusEl, "click", () => {
+      if (this.connection.state.kind === "online") new Notice(statusLine(this.connection.state, this.connection.syncing).tooltip);
+      else this.connection.restart();
+    });
+    this.connectionChanged();
+
+    this.register(() => {
+      if (this.restartTimer !== null) window.clearTimeout(this.restartTimer);
+      this.connection.stop();
+      this.server.stop();
+    });
+    this.app.workspace.onLayoutReady(() => {
+      // Registered once the vault is loaded, so that loading it does not count as changes.
+      const changed = (file: TAbstractFile) => {
+        if (file instanceof TFile && file.extension === "md") this.connection.noteChanged();
+      };
+      this.registerEvent(this.app.vault.on("modify", changed));
+      this.registerEvent(this.app.vault.on("create", changed));
+      this.registerEvent(this.app.vault.on("delete", changed));
+      this.registerEvent(this.app.vault.on("rename", changed));
+      this.connection.start();
+    });
+  }
+
+  client(): QuireClient {
+    const { serverUrl: url, token } = this.settings;
+    if (this.cached?.url !== url || this.cached.token !== token) this.cached = { client: new QuireClient(url, token), url, token };
+    return this.cached.client;
+  }
+
+  connectionState(): ConnectionState {
+    return this.connection.state;
+  }
+
+  openNote(path: string, lines?: LineRange): Promise<void> {
+    return openNoteAt(this.app, path, lines);
+  }
+
+  async updateSettings(change: Partial<QuireSettings>): Promise<void> {
+    const before = this.settings;
+    this.settings = { ...before, ...change };
+    await this.saveData(this.settings);
+    const serverChanged = (["serverUrl", "token", "quireBinary", "autoStart"] as const).some((key) => before[key] !== this.settings[key]);
+    if (!serverChanged) return;
+    if (this.restartTimer !== null) window.clearTimeout(this.restartTimer);
+    this.restartTimer = window.setTimeout(() => {
+      this.restartTimer = null;
+      // A server started with the old settings is stopped; the connection starts a new one if asked to.
+      this.server.stop();
+      this.connection.restart();
+    }, SETTINGS_DELAY_MS);
+  }
+
+  private openSearch(): void {
+    new SearchModal(this).open();
+  }
+
+  private async activateView(type: string): Promise<void> {
+    const { workspace } = this.app;
+    let leaf: WorkspaceLeaf | null = workspace.getLeavesOfType(type)[0] ?? null;
+    if (!leaf) {
+      leaf = workspace.getRightLeaf(false);
+      if (!leaf) return;
+      await leaf.setViewState({ type, active: true });
+    }
+    await workspace.revealLeaf(leaf);
+  }
+
+  private vaultPath(): string | null {
+    const adapter = this.app.vault.adapter;
+    return adapter instanceof FileSystemAdapter ? adapter.getBasePath() : null;
+  }
+
+  private serverPort(): number | null {
+    try {
+      const url = new URL(this.settings.serverUrl.trim());
+      return url.protocol === "http:" && LOOPBACK.has(url.hostname) && url.port ? Number(url.port) : null;
+    } catch {
+      return null;
+    }
+  }
+
+  private startHint(): string {
+    const vault = this.vaultPath() ?? "<vault folder>";
+    const port = this.serverPort() ?? 7878;
+    return `Start it with: quire --vault "${vault}" serve --port ${port}, or turn on "Start the server automatically" in the plugin's settings.`;
+  }
+
+  /** Starts `quire serve` for this vault if the settings ask for it; null if they do not. */
+  private startServer(): Promise<void> | null {
+    if (!this.settings.autoStart) return null;
+    const vault = this.vaultPath();
+    const port = this.serverPort();
+    if (!vault) return Promise.reject(new Error("This vault is not a folder on this computer."));
+    if (port === null) {
+      return Promise.reject(
+        new Error(`The server URL must be http://127.0.0.1:PORT (with its port) for the plugin to start the server; it is "${this.settings.serverUrl}".`),
+      );
+    }
+    return this.server.start({ binary: this.settings.quireBinary, vault, port, token: this.settings.token });
+  }
+
+  private connectionChanged(): void {
+    const line = statusLine(this.connection.state, this.connection.syncing);
+    this.statusEl.setText(line.text);
+    this.statusEl.setAttr("aria-label", line.tooltip);
+    this.statusEl.setAttr("data-tooltip-position", "top");
+    for (const tone of ["ok", "busy", "down"] as const) this.statusEl.toggleClass(`is-${tone}`, line.tone === tone);
+    this.events.trigger("quire:state");
+  }
+}

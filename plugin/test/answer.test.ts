@@ -1,0 +1,89 @@
+// Showing answers: safe Markdown, checked citations as links, warnings, source cards, snippets.
+import { describe, expect, it, vi } from "vitest";
+import { answerWarnings, kindLabel, linkCitations, renderSourceCards, safeMarkdown } from "../src/answer";
+import { renderSnippet } from "../src/search-modal";
+
+describe("safeMarkdown", () => {
+  it("shows raw HTML as text and turns remote images into links", () => {
+    expect(safeMarkdown('Hi <img src="http://x/t.png"> ![pic](https://x/p.png) ![[local.png]] ![ref][r]')).toBe(
+      'Hi \\<img src="http://x/t.png"> [pic](https://x/p.png) ![[local.png]] [ref][r]',
+    );
+  });
+
+  it("leaves code spans and fenced code as written", () => {
+    const text = "Use `<b>` and ![x](http://y)\n```html\n<b>bold</b> ![x](http://y)\n```\nafter <i>";
+    expect(safeMarkdown(text)).toBe("Use `<b>` and [x](http://y)\n```html\n<b>bold</b> ![x](http://y)\n```\nafter \\<i>");
+  });
+});
+
+describe("linkCitations", () => {
+  function rendered(html: string[]): HTMLElement {
+    const root = createDiv();
+    for (const text of html) root.createEl("p", { text });
+    return root;
+  }
+
+  it("links the checked citations only, and leaves code and other brackets alone", () => {
+    const root = rendered(["Feed daily [S1]. Twice [S2, S7].", "Quoted [S3] and [Sources]."]);
+    const quoted = "[S1]";
+    root.createEl("code", { text: quoted });
+    const onCite = vi.fn();
+    expect(linkCitations(root, new Set(["S1", "S2"]), onCite)).toBe(2);
+    const links = [...root.querySelectorAll("a.quire-cite")];
+    expect(links.map((a) => a.textContent)).toEqual(["S1", "S2"]);
+    expect(root.textContent).toBe("Feed daily S1. Twice S2 [S7].Quoted [S3] and [Sources].[S1]");
+    (links[1] as HTMLElement).click();
+    expect(onCite).toHaveBeenCalledWith("S2");
+  });
+
+  it("links nothing when nothing is citable (an extractive answer)", () => {
+    const root = rendered(["[S1] Resources/Note.md"]);
+    expect(linkCitations(root, new Set(), () => undefined)).toBe(0);
+    expect(root.textContent).toBe("[S1] Resources/Note.md");
+  });
+});
+
+describe("answerWarnings and kindLabel", () => {
+  it("adds the removed citations unless the server already named them", () => {
+    expect(answerWarnings([], ["S9"])).toEqual(["Removed a citation that matches no source: S9."]);
+    expect(answerWarnings([], ["S9", "S12"])).toEqual(["Removed 2 citations that match no source: S9, S12."]);
+    expect(answerWarnings(["removed citations of sources that do not exist: S9"], ["S9"])).toEqual(["removed citations of sources that do not exist: S9"]);
+  });
+
+  it("says what kind of answer it is", () => {
+    expect(kindLabel("generated", "llama3.2")).toBe("Written by llama3.2 from your notes");
+    expect(kindLabel("extractive", null)).toMatch(/^Extractive/);
+    expect(kindLabel("nothing_found", null)).toBe("Nothing in your notes matched");
+  });
+});
+
+describe("renderSourceCards", () => {
+  it("lists the cited cards and folds the others; a card opens its lines", () => {
+    const list = createEl("ul");
+    const card = (id: string, cited: boolean) => ({ id, path: `N${id}.md`, title: `<b>${id}</b>`, heading_path: ["A", "B"], start_line: 3, end_line: 5, cited });
+    const open = vi.fn();
+    const cards = renderSourceCards(list, [card("S1", false), card("S2", true), card("S3", false)], open);
+    expect([...list.children].map((li) => li.className)).toEqual(["quire-source is-cited", "quire-more-sources"]);
+    expect(list.querySelector("summary")?.textContent).toBe("2 more passages it was given");
+    expect(cards.get("S2")?.textContent).toBe("S2<b>S2</b>citedA › BNS2.md:3–5");
+    expect(list.querySelector("b")).toBeNull();
+    cards.get("S3")?.click();
+    expect(open).toHaveBeenCalledWith(expect.objectContaining({ id: "S3" }));
+  });
+});
+
+describe("renderSnippet", () => {
+  it("marks the byte ranges of matched words in UTF-8 text", () => {
+    const snippet = "Thé starter — ready.\nFeed it.";
+    const bytes = new TextEncoder().encode(snippet);
+    const start = new TextEncoder().encode("Thé ").length;
+    const feed = new TextEncoder().encode("Thé starter — ready.\n").length;
+    const el = renderSnippet(createDiv(), snippet, [
+      [feed, feed + 4],
+      [start, start + 7],
+      [bytes.length, bytes.length + 3],
+    ]);
+    expect([...el.querySelectorAll("mark")].map((m) => m.textContent)).toEqual(["starter", "Feed"]);
+    expect(el.textContent).toBe("Thé starter — ready. Feed it.");
+  });
+});
