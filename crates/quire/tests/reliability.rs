@@ -680,7 +680,8 @@ fn no_command_changes_a_byte_outside_the_vault() {
     assert_eq!(changed, ["Projects/Sourdough Experiment.md"]);
 }
 
-/// Waits until the index generation has not moved for `quiet`, up to `limit`.
+/// Waits until the index generation has not moved for `quiet` and no sync holds the writer lock,
+/// up to `limit`.
 fn wait_settled(index: &Path, quiet: Duration, limit: Duration) {
     let started = Instant::now();
     let mut last = (u64::MAX, None);
@@ -694,7 +695,11 @@ fn wait_settled(index: &Path, quiet: Duration, limit: Duration) {
         if now != last {
             last = now;
             since = Instant::now();
-        } else if since.elapsed() >= quiet && now.1 == Some(now.0) {
+        } else if since.elapsed() >= quiet
+            && now.1 == Some(now.0)
+            // No sync is running: its writer lock is free (taken and released at once).
+            && quire_index::lock::WriterLock::acquire(index).is_ok()
+        {
             return;
         }
         std::thread::sleep(Duration::from_millis(200));
