@@ -3,6 +3,7 @@
 //! - vault fixtures: [`sample_vault`], [`corpora`], [`copy_tree`], [`copy_notes`], [`edit_file`];
 //! - the binary runner: [`quire`] (a `quire` command with no model, no provider and nothing of
 //!   the developer's environment that could send a request elsewhere), [`ok`], [`json`];
+//! - [`Server`], a running `quire serve` or `quire mcp --http` found by its `listening on` line;
 //! - [`FakeChat`], the one fake OpenAI-compatible chat server.
 //!
 //! [`FakeChat`] is an OpenAI-compatible chat-completions server on 127.0.0.1: it records every
@@ -12,7 +13,8 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc::{self, Receiver};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -298,4 +300,98 @@ pub fn ok(out: &Output) -> String {
 /// The JSON a successful run printed.
 pub fn json(out: &Output) -> serde_json::Value {
     serde_json::from_str(&ok(out)).expect("JSON on stdout")
+}
+
+/// The skipped files of `quire scan --json` (or `index --json`'s `notes_skipped` shape with a
+/// `reason.kind`): path → reason kind.
+pub fn skip_reasons(scan: &serde_json::Value) -> std::collections::BTreeMap<String, String> {
+    scan["skipped"]
+        .as_array()
+        .expect("a skipped list")
+        .iter()
+        .map(|s| {
+            (
+                s["path"].as_str().expect("a path").to_string(),
+                s["reason"]["kind"]
+                    .as_str()
+                    .expect("a reason kind")
+                    .to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Reads `child`'s stderr on a thread (echoed as `[quire] …`) into a shared log; sends the
+/// address of each `listening on http://ADDR/` line.
+pub fn stderr_log(child: &mut Child) -> (Arc<Mutex<String>>, Receiver<String>) {
+    let stderr = child.stderr.take().expect("stderr is piped");
+    let log = Arc::new(Mutex::new(String::new()));
+    let (sender, address) = mpsc::channel();
+    let lines = Arc::clone(&log);
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            eprintln!("[quire] {line}");
+            if let Some(rest) = line.split("listening on http://").nth(1) {
+                let addr = rest.split('/').next().unwrap_or_default().to_string();
+                let _ = sender.send(addr);
+            }
+            let mut log = lines.lock().expect("log");
+            log.push_str(&line);
+            log.push('\n');
+        }
+    });
+    (log, address)
+}
+
+/// A running server (`quire serve`, `quire mcp --http`); killed when dropped.
+pub struct Server {
+    /// The process (for its pid, or to wait for it to exit).
+    pub child: Child,
+    /// `127.0.0.1:PORT` (a server bound to `0.0.0.0` is reached on loopback).
+    pub addr: String,
+    /// `http://127.0.0.1:PORT`
+    pub url: String,
+    log: Arc<Mutex<String>>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Server {
+    /// Starts `command` and waits up to `patience` for its `listening on` line.
+    pub fn start(command: &mut Command, patience: Duration) -> Server {
+        let mut child = command
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the server starts");
+        let (log, address) = stderr_log(&mut child);
+        let addr = address
+            .recv_timeout(patience)
+            .unwrap_or_else(|_| panic!("the server did not start: {}", log.lock().expect("log")));
+        let port = addr.rsplit(':').next().unwrap_or_default().to_string();
+        let addr = format!("127.0.0.1:{port}");
+        Server {
+            child,
+            url: format!("http://{addr}"),
+            addr,
+            log,
+        }
+    }
+
+    /// The port it listens on.
+    pub fn port(&self) -> &str {
+        self.addr.rsplit(':').next().unwrap_or_default()
+    }
+
+    /// Everything it wrote on stderr so far.
+    pub fn log(&self) -> String {
+        self.log.lock().expect("log").clone()
+    }
 }

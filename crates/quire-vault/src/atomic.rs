@@ -194,7 +194,7 @@ pub fn read_regular(path: &Path, max_bytes: u64) -> Result<Vec<u8>, ReadError> {
     {
         use std::os::unix::fs::OpenOptionsExt;
         // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever.
-        options.custom_flags(libc_o_nonblock());
+        options.custom_flags(libc::O_NONBLOCK);
     }
     let file = options.open(path).map_err(ReadError::Io)?;
     let meta = file.metadata().map_err(ReadError::Io)?;
@@ -217,17 +217,6 @@ pub fn read_regular(path: &Path, max_bytes: u64) -> Result<Vec<u8>, ReadError> {
         });
     }
     Ok(bytes)
-}
-
-/// `O_NONBLOCK` (the same value on every Linux architecture quire builds for but alpha, sparc and
-/// parisc, and on the BSDs and macOS it is 4); written out so this crate needs no libc binding.
-#[cfg(unix)]
-const fn libc_o_nonblock() -> i32 {
-    if cfg!(any(target_os = "linux", target_os = "android")) {
-        0o4000
-    } else {
-        0x0004
-    }
 }
 
 #[cfg(test)]

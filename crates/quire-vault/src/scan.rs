@@ -239,7 +239,7 @@ pub fn scan_vault(root: &Path, options: &ScanOptions) -> Result<ScanReport, Vaul
                     Err(_) => {
                         // Loops also fail to canonicalize (ELOOP); tell them apart for the report.
                         let reason = match fs::metadata(entry.path()) {
-                            Err(e) if e.raw_os_error() == Some(ELOOP) => SkipReason::SymlinkLoop,
+                            Err(e) if is_link_loop(&e) => SkipReason::SymlinkLoop,
                             _ => SkipReason::BrokenSymlink,
                         };
                         if let Ok(mut s) = filter_skipped.lock() {
@@ -439,22 +439,28 @@ fn link_reason(path: &Path) -> Option<SkipReason> {
         return None;
     }
     match fs::metadata(path) {
-        Err(e) if e.raw_os_error() == Some(ELOOP) => Some(SkipReason::SymlinkLoop),
+        Err(e) if is_link_loop(&e) => Some(SkipReason::SymlinkLoop),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(SkipReason::BrokenSymlink),
         _ => None,
     }
 }
 
-/// ELOOP: 40 on Linux, 62 on the BSDs and macOS.
-const ELOOP: i32 = if cfg!(any(target_os = "linux", target_os = "android")) {
-    40
-} else {
-    62
-};
+/// Whether an I/O error is "too many levels of symbolic links".
+fn is_link_loop(error: &std::io::Error) -> bool {
+    #[cfg(unix)]
+    {
+        error.raw_os_error() == Some(libc::ELOOP)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = error;
+        false
+    }
+}
 
 /// The documented reason for an I/O error on `path`: a link loop and a broken link by name.
 pub fn io_reason(path: &Path, error: &std::io::Error) -> SkipReason {
-    if error.raw_os_error() == Some(ELOOP) {
+    if is_link_loop(error) {
         return SkipReason::SymlinkLoop;
     }
     // The walker wraps its errors without the OS code: ask the file system about the link.

@@ -248,17 +248,7 @@ fn bad_input_is_skipped_with_a_reason_never_a_panic() {
     let out = run_unprivileged(dir.path(), &["--json", "scan"]);
     assert_no_panic(&out);
     let v = json(&out);
-    let reasons: std::collections::BTreeMap<String, String> = v["skipped"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| {
-            (
-                s["path"].as_str().unwrap().to_string(),
-                s["reason"]["kind"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect();
+    let reasons = quire_testkit::skip_reasons(&v);
     let expect = [
         ("bad-utf8.md", "not_utf8"),
         ("binary.md", "binary"),

@@ -19,10 +19,9 @@ use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use quire_testkit::copy_tree as copy_dir;
+use quire_testkit::{Server, copy_tree as copy_dir};
 use serde_json::{Value, json};
 
 const PATIENCE: Duration = Duration::from_secs(60);
@@ -97,74 +96,6 @@ fn index(f: &Fixture) {
     );
 }
 
-/// Reads `child`'s stderr on a thread into a shared log; sends the first address found after
-/// `listening on http://`.
-fn watch_stderr(child: &mut Child) -> (Arc<Mutex<String>>, Receiver<String>) {
-    let stderr = child.stderr.take().unwrap();
-    let log = Arc::new(Mutex::new(String::new()));
-    let (sender, address) = mpsc::channel();
-    let lines = Arc::clone(&log);
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines() {
-            let Ok(line) = line else { break };
-            eprintln!("[quire] {line}");
-            if let Some(rest) = line.split("listening on http://").nth(1) {
-                let addr = rest.split('/').next().unwrap_or_default().to_string();
-                let _ = sender.send(addr);
-            }
-            let mut log = lines.lock().unwrap();
-            log.push_str(&line);
-            log.push('\n');
-        }
-    });
-    (log, address)
-}
-
-/// A running server (`quire mcp --http` or `quire serve`); killed when dropped.
-struct Server {
-    child: Child,
-    /// `127.0.0.1:PORT`
-    addr: String,
-    log: Arc<Mutex<String>>,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Server {
-    fn start(mut command: Command) -> Server {
-        let mut child = command
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let (log, address) = watch_stderr(&mut child);
-        let addr = address
-            .recv_timeout(PATIENCE)
-            .unwrap_or_else(|_| panic!("the server did not start: {}", log.lock().unwrap()));
-        // `0.0.0.0:PORT` is reached on loopback.
-        let port = addr.rsplit(':').next().unwrap().to_string();
-        Server {
-            child,
-            addr: format!("127.0.0.1:{port}"),
-            log,
-        }
-    }
-
-    fn port(&self) -> &str {
-        self.addr.rsplit(':').next().unwrap()
-    }
-
-    fn log(&self) -> String {
-        self.log.lock().unwrap().clone()
-    }
-}
-
 // ---- a raw MCP client over stdio ----------------------------------------------------------
 
 /// `quire mcp` on stdin/stdout, spoken to one JSON-RPC line at a time.
@@ -191,7 +122,7 @@ impl McpStdio {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        watch_stderr(&mut child);
+        quire_testkit::stderr_log(&mut child);
         let stdout = child.stdout.take().unwrap();
         let (sender, replies) = mpsc::channel();
         std::thread::spawn(move || {
@@ -719,7 +650,7 @@ fn api_notes_reads_a_long_line_back_whole_in_pieces() {
     let (f, long) = vault_with_long_notes();
     let mut command = quire(&f);
     command.args(["serve", "--port", "0", "--no-watch"]);
-    let server = Server::start(command);
+    let server = Server::start(&mut command, PATIENCE);
     wait_ready(&server, "");
     let mut query = String::new();
     let mut read = String::new();
@@ -760,7 +691,7 @@ fn mcp_http_refuses_bodies_over_64_kib() {
     index(&f);
     let mut command = quire(&f);
     command.args(["mcp", "--no-watch", "--http", "127.0.0.1:0"]);
-    let server = Server::start(command);
+    let server = Server::start(&mut command, PATIENCE);
     let mut padded: Value = serde_json::from_slice(&initialize_body()).unwrap();
     padded["params"]["clientInfo"]["title"] = "p".repeat(100_000).into();
     let response = post_mcp(
@@ -795,7 +726,7 @@ fn serve_mcp_route_has_the_same_body_and_argument_limits() {
     index(&f);
     let mut command = quire(&f);
     command.args(["serve", "--port", "0", "--no-watch"]);
-    let server = Server::start(command);
+    let server = Server::start(&mut command, PATIENCE);
     wait_ready(&server, "");
     let mut padded: Value = serde_json::from_slice(&initialize_body()).unwrap();
     padded["params"]["clientInfo"]["title"] = "p".repeat(100_000).into();
@@ -847,7 +778,7 @@ fn serve_beyond_loopback_answers_mcp_for_its_hosts_with_the_token() {
         "--host",
         "0.0.0.0",
     ]);
-    let server = Server::start(command);
+    let server = Server::start(&mut command, PATIENCE);
     // The address a remote client uses: not loopback.
     let host = format!("192.0.2.10:{}", server.port());
     let capital = format!("Authorization: Bearer {TOKEN}");
@@ -972,7 +903,7 @@ fn serve_refuses_blank_short_and_control_character_tokens_at_start() {
         "--host",
         "0.0.0.0",
     ]);
-    let server = Server::start(command);
+    let server = Server::start(&mut command, PATIENCE);
     let (status, body) = get_json(
         &server.addr,
         "/api/status",
@@ -989,7 +920,7 @@ fn serve_mcp_route_answers_a_truncated_body_with_400() {
     index(&f);
     let mut command = quire(&f);
     command.args(["serve", "--port", "0", "--no-watch"]);
-    let server = Server::start(command);
+    let server = Server::start(&mut command, PATIENCE);
     wait_ready(&server, "");
     let body = br#"{"jsonrpc":"2.0","id":1,"method":"initialize""#;
     let mut stream = TcpStream::connect(&server.addr).unwrap();

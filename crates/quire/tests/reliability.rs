@@ -445,17 +445,7 @@ fn special_files_are_skipped_with_their_reason_and_never_block() {
     let limit = Duration::from_secs(60);
     let scan = bounded(quire(&vault, &index).args(["--json", "scan"]), limit);
     let scan = json(&scan);
-    let reasons: BTreeMap<String, String> = scan["skipped"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| {
-            (
-                s["path"].as_str().unwrap().to_string(),
-                s["reason"]["kind"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect();
+    let reasons = support::skip_reasons(&scan);
     assert_eq!(
         reasons.get("Pipe.md").map(String::as_str),
         Some("not_a_file")

@@ -20,16 +20,16 @@ use std::fs;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use quire_index::store::{ChunkRow, NoteRow};
 use quire_index::{FullText, IndexLocation, Store};
 use serde_json::{Value, json};
-use support::{FakeChat, answer, copy_tree as copy_dir, corpora};
+use support::{FakeChat, Server, answer, copy_tree as copy_dir, corpora};
 
 const PATIENCE: Duration = Duration::from_secs(60);
 const TOKEN: &str = "correct-horse-battery-staple";
@@ -67,63 +67,12 @@ fn quire(f: &Fixture) -> Command {
     support::quire(env!("CARGO_BIN_EXE_quire"), &f.vault, &f.index)
 }
 
-/// A running `quire serve`; killed when dropped.
-struct Server {
-    child: Child,
-    /// `http://127.0.0.1:PORT`
-    url: String,
-    /// `127.0.0.1:PORT`
-    addr: String,
-    log: Arc<Mutex<String>>,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Server {
-    fn log(&self) -> String {
-        self.log.lock().unwrap().clone()
-    }
-}
-
 /// Starts `quire … serve --port 0 ARGS` and waits until it listens.
 fn serve(mut command: Command, args: &[&str]) -> Server {
-    let mut child = command
+    command
         .args(["serve", "--port", "0", "--debounce-ms", "300"])
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("quire serve starts");
-    let stderr = child.stderr.take().unwrap();
-    let log = Arc::new(Mutex::new(String::new()));
-    let (sender, address) = mpsc::channel();
-    let lines = Arc::clone(&log);
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines() {
-            let Ok(line) = line else { break };
-            eprintln!("[quire] {line}");
-            if let Some(rest) = line.split("listening on http://").nth(1) {
-                let _ = sender.send(rest.trim_end_matches('/').to_string());
-            }
-            let mut log = lines.lock().unwrap();
-            log.push_str(&line);
-            log.push('\n');
-        }
-    });
-    let addr = address
-        .recv_timeout(PATIENCE)
-        .unwrap_or_else(|_| panic!("quire serve did not start: {}", log.lock().unwrap()));
-    Server {
-        child,
-        url: format!("http://{addr}"),
-        addr,
-        log,
-    }
+        .args(args);
+    Server::start(&mut command, PATIENCE)
 }
 
 fn agent() -> ureq::Agent {
