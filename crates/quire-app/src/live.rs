@@ -173,22 +173,7 @@ impl Live {
     /// read it makes sees that generation, whatever a sync commits meanwhile, so a search that
     /// runs during a sync returns whole results from the previous generation.
     fn open_searcher(&self) -> Result<SharedSearcher, quire_search::SearchError> {
-        let searcher = match Searcher::open(&self.index) {
-            // A sync died between its two commits: rebuild the full-text half from the store
-            // (waiting a little for a sync that is between them right now), then open again.
-            Err(quire_search::SearchError::Index(quire_index::IndexError::Inconsistent {
-                ..
-            })) => {
-                if quire_index::repair_fulltext(&self.index, Duration::from_secs(10))? {
-                    eprintln!(
-                        "{}: the full-text index did not match the store (an index run was interrupted): rebuilt it from the store",
-                        self.name
-                    );
-                }
-                Searcher::open(&self.index)?
-            }
-            other => other?,
-        };
+        let searcher = open_searcher(&self.index, self.name)?;
         searcher.store().pin_snapshot()?;
         let searcher = match &self.embedder {
             Some(e) => searcher.with_embedder(Arc::clone(e)),
@@ -308,6 +293,27 @@ impl Live {
                 since.elapsed().as_secs_f64()
             ))),
         }
+    }
+}
+
+/// Opens a searcher on the index at `index`. An index whose two halves disagree (a sync died
+/// between its commits) is repaired first: the full-text half is rebuilt from the store (no
+/// note is read again), waiting up to 10 s for a sync that is between its commits right now.
+/// `who` names the process in the note on stderr. Every face opens its searchers here.
+pub fn open_searcher(
+    index: &IndexLocation,
+    who: &str,
+) -> Result<Searcher, quire_search::SearchError> {
+    match Searcher::open(index) {
+        Err(quire_search::SearchError::Index(quire_index::IndexError::Inconsistent { .. })) => {
+            if quire_index::repair_fulltext(index, Duration::from_secs(10))? {
+                eprintln!(
+                    "{who}: the full-text index did not match the store (an index run was interrupted): rebuilt it from the store"
+                );
+            }
+            Searcher::open(index)
+        }
+        other => other,
     }
 }
 

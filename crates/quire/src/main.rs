@@ -627,19 +627,7 @@ fn needs_vectors(cli: &Cli, err: quire_search::SearchError) -> anyhow::Error {
 
 fn open_searcher(cli: &Cli, embedder: Option<Arc<dyn Embedder>>) -> Result<Searcher> {
     let location = index_location(cli)?;
-    let searcher = match Searcher::open(&location) {
-        // A sync died between its two commits: rebuild the full-text half from the store (no
-        // note is read again), waiting a little for a sync that is between them right now.
-        Err(quire_search::SearchError::Index(quire_index::IndexError::Inconsistent { .. })) => {
-            if quire_index::repair_fulltext(&location, std::time::Duration::from_secs(10))? {
-                eprintln!(
-                    "quire: the full-text index did not match the store (an index run was interrupted): rebuilt it from the store"
-                );
-            }
-            Searcher::open(&location)?
-        }
-        other => other?,
-    };
+    let searcher = quire_app::live::open_searcher(&location, "quire")?;
     Ok(match embedder {
         Some(e) => searcher.with_embedder(e),
         None => searcher,
