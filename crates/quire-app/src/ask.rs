@@ -1,9 +1,15 @@
 //! The ask flow, once for every face: a question's passages are retrieved and frozen before the
 //! model is called. A date phrase ("last week", "on Jan 5", "2026-W48") limits the candidates to
 //! the daily notes of those days, with room for one note per day (up to the candidate count).
+//! [`Conversations`] keeps the multi-turn conversations of a server.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use chrono::NaiveDate;
 use quire_assist::FrozenContext;
+use quire_assist::ask::Conversation;
 use quire_assist::context::{self, ContextLimits, RetrievalRequest, SourceReader};
 use quire_assist::dates::date_range_in;
 use quire_assist::reflect::daily_paths_in;
@@ -53,4 +59,223 @@ pub fn ask_context(
     }
     let found = context::retrieve(searcher, &retrieval)?;
     Ok(context::materialize(reader, found, &limits))
+}
+
+/// How many conversations a server keeps (the least recently used goes first).
+pub const MAX_CONVERSATIONS: usize = 32;
+/// How many turns one conversation may have.
+pub const MAX_TURNS: usize = 20;
+/// How long an idle conversation is kept.
+pub const CONVERSATION_IDLE: Duration = Duration::from_secs(60 * 60);
+
+/// The conversations of a server (`POST /api/ask` with a `conversation` id): each keeps its
+/// sources and their ids, so a follow-up's citations keep naming the same passages, and the
+/// turns the model sees again. Kept in memory, at most [`MAX_CONVERSATIONS`], each for
+/// [`CONVERSATION_IDLE`] after its last turn; a turn takes its conversation out while it is
+/// answered, so two turns of one conversation never run at once.
+#[derive(Debug, Default)]
+pub struct Conversations {
+    kept: Mutex<HashMap<String, Kept>>,
+}
+
+#[derive(Debug)]
+struct Kept {
+    /// `None` while a turn is being answered.
+    conversation: Option<Conversation>,
+    turns: usize,
+    last_used: Instant,
+}
+
+/// A conversation taken out for one turn: give it back with [`Conversations::put_back`].
+#[derive(Debug)]
+pub struct Turn {
+    pub id: String,
+    pub conversation: Conversation,
+    /// The turns answered before this one.
+    pub turns: usize,
+}
+
+impl Conversations {
+    pub fn new() -> Conversations {
+        Conversations::default()
+    }
+
+    /// Takes conversation `id` out for a turn, or starts a new one when `id` is `None`.
+    pub fn take(&self, id: Option<&str>) -> Result<Turn, AppError> {
+        let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+        let now = Instant::now();
+        kept.retain(|_, k| k.conversation.is_none() || now - k.last_used < CONVERSATION_IDLE);
+        let Some(id) = id else {
+            if kept.len() >= MAX_CONVERSATIONS {
+                let oldest = kept
+                    .iter()
+                    .filter(|(_, k)| k.conversation.is_some())
+                    .min_by_key(|(_, k)| k.last_used)
+                    .map(|(id, _)| id.clone());
+                match oldest {
+                    Some(oldest) => {
+                        kept.remove(&oldest);
+                    }
+                    None => {
+                        return Err(AppError::Busy(
+                            "every conversation slot is answering a question".into(),
+                        ));
+                    }
+                }
+            }
+            let id = new_id();
+            kept.insert(
+                id.clone(),
+                Kept {
+                    conversation: None,
+                    turns: 0,
+                    last_used: now,
+                },
+            );
+            return Ok(Turn {
+                id,
+                conversation: Conversation::new(),
+                turns: 0,
+            });
+        };
+        let Some(entry) = kept.get_mut(id) else {
+            return Err(AppError::NotFound(format!(
+                "no conversation `{id}`: it ended (conversations are kept for an hour after their last turn, and while the server runs); start a new one without `conversation`"
+            )));
+        };
+        if entry.turns >= MAX_TURNS {
+            return Err(AppError::bad_arguments(
+                "ask",
+                format!("conversation `{id}` has had {MAX_TURNS} turns: start a new one"),
+            ));
+        }
+        let Some(conversation) = entry.conversation.take() else {
+            return Err(AppError::Busy(format!(
+                "conversation `{id}` is answering its previous question: wait for it"
+            )));
+        };
+        entry.last_used = now;
+        Ok(Turn {
+            id: id.to_string(),
+            conversation,
+            turns: entry.turns,
+        })
+    }
+
+    /// Gives a turn's conversation back: `answered` counts the turn (a failed or cancelled
+    /// turn leaves the conversation as it was).
+    pub fn put_back(&self, turn: Turn, answered: bool) {
+        let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+        let Turn {
+            id,
+            conversation,
+            turns,
+        } = turn;
+        if answered || turns > 0 {
+            kept.insert(
+                id,
+                Kept {
+                    conversation: Some(conversation),
+                    turns: turns + usize::from(answered),
+                    last_used: Instant::now(),
+                },
+            );
+        } else {
+            // A new conversation whose first turn failed: nothing to keep.
+            kept.remove(&id);
+        }
+    }
+}
+
+/// 128 random bits in hex: a conversation id another client cannot guess.
+fn new_id() -> String {
+    let mut bytes = [0u8; 16];
+    if getrandom::fill(&mut bytes).is_err() {
+        // No system randomness: fall back to the clock and a counter (still unique).
+        static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or_default();
+        let count = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        bytes[..8].copy_from_slice(&(nanos as u64).to_le_bytes());
+        bytes[8..].copy_from_slice(&count.to_le_bytes());
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_conversation_is_taken_for_a_turn_and_given_back() {
+        let conversations = Conversations::new();
+        let first = conversations.take(None).unwrap();
+        assert_eq!(first.id.len(), 32);
+        let id = first.id.clone();
+        // While its first turn runs, it cannot be taken again.
+        assert!(matches!(
+            conversations.take(Some(&id)),
+            Err(AppError::Busy(_))
+        ));
+        conversations.put_back(first, true);
+        let second = conversations.take(Some(&id)).unwrap();
+        assert_eq!(second.turns, 1);
+        // A failed later turn keeps the conversation, with its turns.
+        conversations.put_back(second, false);
+        assert_eq!(conversations.take(Some(&id)).unwrap().turns, 1);
+        assert!(matches!(
+            conversations.take(Some("0123")),
+            Err(AppError::NotFound(_))
+        ));
+    }
+
+    #[test]
+    fn a_new_conversation_whose_first_turn_failed_is_not_kept() {
+        let conversations = Conversations::new();
+        let turn = conversations.take(None).unwrap();
+        let id = turn.id.clone();
+        conversations.put_back(turn, false);
+        assert!(matches!(
+            conversations.take(Some(&id)),
+            Err(AppError::NotFound(_))
+        ));
+    }
+
+    #[test]
+    fn turns_and_conversations_are_bounded() {
+        let conversations = Conversations::new();
+        let mut turn = conversations.take(None).unwrap();
+        let id = turn.id.clone();
+        let mut answered = 0;
+        let refused = loop {
+            conversations.put_back(turn, true);
+            answered += 1;
+            match conversations.take(Some(&id)) {
+                Ok(next) => turn = next,
+                Err(e) => break e,
+            }
+        };
+        assert!(
+            matches!(refused, AppError::BadArguments { .. }),
+            "{refused}"
+        );
+        assert_eq!(answered, MAX_TURNS);
+        let ids: Vec<String> = (0..MAX_CONVERSATIONS + 3)
+            .map(|_| {
+                let turn = conversations.take(None).unwrap();
+                let id = turn.id.clone();
+                conversations.put_back(turn, true);
+                id
+            })
+            .collect();
+        // The least recently used went first; the newest are kept.
+        assert!(matches!(
+            conversations.take(Some(&ids[0])),
+            Err(AppError::NotFound(_))
+        ));
+        let last = ids.last().unwrap();
+        assert_eq!(conversations.take(Some(last)).unwrap().turns, 1);
+    }
 }

@@ -19,6 +19,12 @@ pub enum AppError {
     Unreadable { path: String, reason: String },
     #[error("{0}")]
     NotReady(String),
+    /// Something the request names does not exist (a conversation that ended).
+    #[error("{0}")]
+    NotFound(String),
+    /// What the request needs is in use by another request: try again later.
+    #[error("{0}")]
+    Busy(String),
     #[error("unknown resource `{0}`: note resources look like quire://note/Folder/Note.md")]
     UnknownResource(String),
     #[error("internal error: {0} (the server keeps running)")]

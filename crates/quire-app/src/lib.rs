@@ -10,7 +10,9 @@
 //!   JSON result ([`bounds`]); [`ops::call`] runs one by name with JSON arguments.
 //! - [`resolve`]: path confinement: every note path any face receives goes through it.
 //! - [`limits`]: one set of limits for every face (bodies, arguments, results).
-//! - [`ask`]: the ask flow (date phrase, daily notes, limits, retrieval, frozen passages).
+//! - [`ask`]: the ask flow (date phrase, daily notes, limits, retrieval, frozen passages) and
+//!   the conversations of a server.
+//! - [`reflect`]: the days a reflection covers and their daily notes.
 //! - [`status`]: the coverage report of an index, built once for `quire status` and
 //!   `/api/status`.
 //!
@@ -37,6 +39,7 @@ mod error;
 pub mod limits;
 pub mod live;
 pub mod ops;
+pub mod reflect;
 pub mod resolve;
 pub mod status;
 
@@ -54,7 +57,7 @@ pub use error::{AppError, StartError};
 pub use live::{Live, SharedSearcher, VaultSnapshot};
 pub use status::StatusReport;
 
-use crate::live::spawn_vault_reader;
+use crate::live::spawn_first_parse;
 
 /// The vault a face serves, and how its live state is kept.
 pub struct AppConfig {
@@ -134,9 +137,7 @@ pub fn start_live(
         config.name,
         config.searchers,
     )?);
-    let read_vault = spawn_vault_reader(Arc::clone(&live))?;
-    // The receiver lives as long as the reader thread, which outlives every sender.
-    let _ = read_vault.send(());
+    spawn_first_parse(Arc::clone(&live))?;
     let watcher = if config.watch {
         let options = watch_options(&live.open, live.embedder.clone(), config.debounce);
         let on_sync = Arc::clone(&live);
@@ -159,11 +160,14 @@ pub fn start_live(
                         // Reopen first, then release searches waiting for the first sync.
                         on_sync.reload_index();
                         on_sync.first_sync_done(None);
+                        // Re-parsed here, before `on_event`: a client that refreshes on the
+                        // event must see the new links (similar notes, backlinks) too.
                         if notes_changed {
-                            let _ = read_vault.send(());
+                            on_sync.reload_vault();
                         }
                     }
-                    WatchEvent::Failed { message } => {
+                    WatchEvent::Started { .. } => {}
+                    WatchEvent::Failed { message, .. } => {
                         eprintln!("{name}: index sync failed: {message}");
                         on_sync.first_sync_done(Some(message.clone()));
                     }

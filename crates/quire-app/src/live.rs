@@ -10,7 +10,6 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -130,6 +129,9 @@ pub struct Live {
     /// Picks the next searcher of the pool when all are busy.
     turn: AtomicUsize,
     vault: Slot<VaultState>,
+    /// Held for a whole re-parse, so parses install in the order they started reading: the
+    /// snapshot in place is never older than one already installed.
+    reparse: Mutex<()>,
     searcher: Slot<IndexState>,
 }
 
@@ -159,6 +161,7 @@ impl Live {
             vault: Slot::new(VaultState::Reading {
                 since: Instant::now(),
             }),
+            reparse: Mutex::new(()),
             searcher: Slot::new(IndexState {
                 searchers: Vec::new(),
                 problem: None,
@@ -249,6 +252,7 @@ impl Live {
     /// Parses the vault again (at startup, and after a sync that changed notes) and swaps the
     /// new snapshot in. Takes seconds on a large vault: call it off the request path.
     pub fn reload_vault(&self) {
+        let _one_at_a_time = self.reparse.lock().unwrap_or_else(|e| e.into_inner());
         let started = Instant::now();
         let opened = Vault::open(&self.root, &self.open);
         self.vault.update(|state| match opened {
@@ -317,20 +321,12 @@ pub fn open_searcher(
     }
 }
 
-/// Starts the thread that parses the vault again each time it is asked to (several requests
-/// waiting at once are one parse). It ends when every sender is dropped.
-pub(crate) fn spawn_vault_reader(live: Arc<Live>) -> Result<Sender<()>, StartError> {
-    let (sender, requests) = mpsc::channel();
+/// Starts the thread that parses the vault for the first time, so startup does not wait for it.
+/// Later parses run on the watcher's thread (see [`crate::start_live`]).
+pub(crate) fn spawn_first_parse(live: Arc<Live>) -> Result<(), StartError> {
     std::thread::Builder::new()
         .name("quire-vault-reader".into())
-        .spawn(move || read_vault_on_request(&live, &requests))
+        .spawn(move || live.reload_vault())
         .map_err(StartError::Thread)?;
-    Ok(sender)
-}
-
-fn read_vault_on_request(live: &Live, requests: &Receiver<()>) {
-    while requests.recv().is_ok() {
-        while requests.try_recv().is_ok() {}
-        live.reload_vault();
-    }
+    Ok(())
 }

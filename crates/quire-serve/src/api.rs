@@ -206,11 +206,12 @@ pub(crate) async fn status(State(state): State<Arc<AppState>>) -> Result<Json<Va
             "vault_root": state.live.root,
             "index_dir": state.live.index.dir,
             "watching": state.watching,
+            "syncing": state.sync.syncing.load(std::sync::atomic::Ordering::SeqCst),
             "started": state.started.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
             "llm": state.chat.as_ref().map(|c| c.name()),
             "embedding_model": state.live.embedder.as_ref().map(|e| e.space().model),
         });
-        value["last_sync"] = match state.last_sync.lock() {
+        value["last_sync"] = match state.sync.last.lock() {
             Ok(last) => last
                 .as_ref()
                 .map_or(Value::Null, |e| json!({"kind": e.kind, "data": e.data})),

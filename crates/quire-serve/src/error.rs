@@ -146,6 +146,8 @@ impl From<AppError> for ApiError {
             AppError::NotReady(_) => {
                 ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "not_ready", message)
             }
+            AppError::NotFound(_) => ApiError::new(StatusCode::NOT_FOUND, "not_found", message),
+            AppError::Busy(_) => ApiError::new(StatusCode::CONFLICT, "busy", message),
             AppError::UnknownResource(_) => {
                 ApiError::new(StatusCode::NOT_FOUND, "not_found", message)
             }

@@ -1,16 +1,21 @@
 //! `GET /api/events`: what the watcher does, as server-sent events, so that a page or the plugin
 //! can refresh when the index changes.
 //!
-//! - `hello` once at connection: `{generation, watching}`;
+//! - `hello` once at connection: `{generation, watching, syncing}`;
+//! - `sync_started` when a sync attempt starts: `{at, upserts, deletes, rescan}` (counts of the
+//!   notes that changed, and whether the whole vault is rescanned);
 //! - `index` after each sync: `{generation, at, notes_indexed, notes_deleted, chunks_total,
 //!   chunks_embedded, upserts, deletes, rescan, seconds}`;
-//! - `sync_failed` when a sync attempt fails: `{at, message}` (the watcher retries).
+//! - `sync_failed` when a sync attempt fails: `{at, message, running}` (the watcher retries; with
+//!   `running`, the attempt has been running for a long time and has not finished).
 //!
 //! A client that falls behind by more than 64 events misses the oldest ones and gets a
 //! `lagged` event (`{missed}`); `/api/status` has the current state.
 
 use std::convert::Infallible;
 use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use axum::extract::State;
@@ -26,16 +31,46 @@ use crate::AppState;
 /// One thing the watcher did, as clients see it.
 #[derive(Debug, Clone, Serialize)]
 pub struct IndexEvent {
-    /// `index` or `sync_failed`.
+    /// `sync_started`, `index` or `sync_failed`.
     pub kind: &'static str,
     pub data: Json,
 }
 
+/// What `/api/status` says about the watcher.
+#[derive(Debug, Default)]
+pub(crate) struct SyncState {
+    /// A sync attempt is running (between `sync_started` and its outcome).
+    pub syncing: AtomicBool,
+    /// The outcome of the last attempt.
+    pub last: Mutex<Option<IndexEvent>>,
+}
+
 /// Turns a watcher event into an [`IndexEvent`], remembers it for `/api/status`, and sends it to
 /// every connected client. Runs on the watcher's thread, after the new searchers are in place.
-pub(crate) fn publish(state: &AppState, event: &WatchEvent) {
+pub(crate) fn publish(
+    state: &SyncState,
+    events: &broadcast::Sender<IndexEvent>,
+    event: &WatchEvent,
+) {
     let at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    let syncing = !matches!(
+        event,
+        WatchEvent::Synced { .. } | WatchEvent::Failed { running: false, .. }
+    );
+    state.syncing.store(syncing, Ordering::SeqCst);
     let event = match event {
+        WatchEvent::Started { changes } => {
+            let _ = events.send(IndexEvent {
+                kind: "sync_started",
+                data: json!({
+                    "at": at,
+                    "upserts": changes.upserts.len(),
+                    "deletes": changes.deletes.len(),
+                    "rescan": changes.rescan,
+                }),
+            });
+            return;
+        }
         WatchEvent::Synced { stats, changes } => IndexEvent {
             kind: "index",
             data: json!({
@@ -54,16 +89,16 @@ pub(crate) fn publish(state: &AppState, event: &WatchEvent) {
                 "seconds": stats.seconds,
             }),
         },
-        WatchEvent::Failed { message } => IndexEvent {
+        WatchEvent::Failed { message, running } => IndexEvent {
             kind: "sync_failed",
-            data: json!({ "at": at, "message": message }),
+            data: json!({ "at": at, "message": message, "running": running }),
         },
     };
-    if let Ok(mut last) = state.last_sync.lock() {
+    if let Ok(mut last) = state.last.lock() {
         *last = Some(event.clone());
     }
     // No receiver is fine: nobody is listening.
-    let _ = state.events.send(event);
+    let _ = events.send(event);
 }
 
 fn sse_event(kind: &str, data: &Json) -> Event {
@@ -90,7 +125,11 @@ pub(crate) async fn stream(
     };
     let first = sse_event(
         "hello",
-        &json!({"generation": hello, "watching": state.watching}),
+        &json!({
+            "generation": hello,
+            "watching": state.watching,
+            "syncing": state.sync.syncing.load(Ordering::SeqCst),
+        }),
     );
     let events = futures_util::stream::unfold(
         (Some(first), receiver),

@@ -1,5 +1,9 @@
-//! `POST /api/ask` and `POST /api/draft`: answers written from the notes, streamed as
-//! server-sent events.
+//! `POST /api/ask`, `POST /api/draft` and `POST /api/reflect`: answers written from the notes,
+//! streamed as server-sent events.
+//!
+//! `ask` is multi-turn: its `done` object carries a `conversation` id; sending it back with the
+//! next question continues that conversation (earlier sources keep their ids, the model sees the
+//! earlier turns, a follow-up is searched together with the question before it).
 //!
 //! A request is answered in two phases. First, before the response starts, the context is
 //! retrieved and every passage re-read from its file and verified (`quire_assist::context`):
@@ -23,10 +27,11 @@ use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use futures_util::Stream;
 use quire_app::limits::{MAX_PARAM_CHARS, MAX_PATH_CHARS, MAX_QUESTION_CHARS, check_length};
+use quire_app::reflect::DaysAsked;
 use quire_app::resolve::resolve_note_path;
-use quire_assist::ask::Conversation;
 use quire_assist::context::{self, ContextLimits, RetrievalRequest};
 use quire_assist::draft::{DraftTarget, write_draft};
+use quire_assist::reflect::reflect as write_reflection;
 use quire_assist::{AssistError, FrozenContext};
 use quire_llm::CancelToken;
 use quire_search::Mode;
@@ -50,7 +55,25 @@ pub(crate) struct AskBody {
     mode: Option<String>,
     /// Notes in the final context (1 to 12; default 6).
     notes: Option<u32>,
+    /// Continue this conversation (the `conversation` of an earlier answer's `done` event).
+    conversation: Option<String>,
 }
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ReflectBody {
+    /// An ISO week (`2026-W48`); or `from` and `to`; neither: the seven days ending today.
+    week: Option<String>,
+    from: Option<String>,
+    to: Option<String>,
+    /// Code points of daily-note text given to the model, shared among the days (default
+    /// 12,000, at most 100,000).
+    budget: Option<usize>,
+}
+
+/// The reflection's default budget of daily-note text (as `quire reflect`).
+const REFLECT_BUDGET: usize = 12_000;
+const MAX_REFLECT_BUDGET: usize = 100_000;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -115,6 +138,7 @@ fn mode_for(searcher: &quire_search::Searcher, asked: Option<Mode>) -> Result<Mo
 fn ask_context(
     state: &AppState,
     question: &str,
+    query: &str,
     mode: Option<Mode>,
     limits: ContextLimits,
 ) -> Result<FrozenContext, ApiError> {
@@ -122,7 +146,7 @@ fn ask_context(
     let searcher = searcher.lock().unwrap_or_else(|e| e.into_inner());
     let request = quire_app::ask::AskRequest {
         question,
-        query: question,
+        query,
         mode,
         limits,
         today: chrono::Local::now().date_naive(),
@@ -150,27 +174,95 @@ pub(crate) async fn ask(
         }
         limits.notes = notes as usize;
     }
+    if let Some(id) = &request.conversation {
+        check_length("conversation", id, MAX_PARAM_CHARS).map_err(ApiError::bad_request)?;
+    }
     let permit = Arc::clone(&state.generating)
         .try_acquire_owned()
         .map_err(|_| busy())?;
+    let turn = state.conversations.take(request.conversation.as_deref())?;
+    let query = turn.conversation.retrieval_query(&question);
     let frozen = {
         let state = Arc::clone(&state);
         let question = question.clone();
-        blocking(move || ask_context(&state, &question, mode, limits)).await?
+        blocking(move || ask_context(&state, &question, &query, mode, limits)).await
+    };
+    let frozen = match frozen {
+        Ok(frozen) => frozen,
+        Err(e) => {
+            state.conversations.put_back(turn, false);
+            return Err(e);
+        }
     };
     let (sender, receiver) = mpsc::channel(256);
     tokio::task::spawn_blocking(move || {
         let _permit = permit;
         let cancel = CancelToken::new();
-        let mut conversation = Conversation::new();
-        let answered = conversation.ask(
+        let mut turn = turn;
+        let answered = turn.conversation.ask(
             state.chat.as_deref(),
             frozen,
             &question,
             &cancel,
             &mut text_sink(&sender, &cancel),
         );
+        let id = turn.id.clone();
+        state.conversations.put_back(turn, answered.is_ok());
+        let answered = answered.map(|answer| {
+            let mut value = serde_json::to_value(&answer).unwrap_or_default();
+            value["conversation"] = id.into();
+            value
+        });
         finish(&sender, answered);
+    });
+    Ok(stream(receiver))
+}
+
+pub(crate) async fn reflect(
+    State(state): State<Arc<AppState>>,
+    request: Result<Json<ReflectBody>, JsonRejection>,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+    let request = body(request)?;
+    let budget = request.budget.unwrap_or(REFLECT_BUDGET);
+    if !(1..=MAX_REFLECT_BUDGET).contains(&budget) {
+        return Err(ApiError::bad_request(format!(
+            "`budget` must be from 1 to {MAX_REFLECT_BUDGET}, not {budget}"
+        )));
+    }
+    let asked = DaysAsked {
+        week: request.week.as_deref(),
+        from: request.from.as_deref(),
+        to: request.to.as_deref(),
+    };
+    let range = asked.range(chrono::Local::now().date_naive())?;
+    let permit = Arc::clone(&state.generating)
+        .try_acquire_owned()
+        .map_err(|_| busy())?;
+    let (days, skipped) = {
+        let state = Arc::clone(&state);
+        blocking(move || Ok(quire_app::reflect::days_of(&state.reader, range)?)).await?
+    };
+    let (sender, receiver) = mpsc::channel(256);
+    tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        let cancel = CancelToken::new();
+        let written = write_reflection(
+            state.chat.as_deref(),
+            range,
+            &days,
+            budget,
+            &cancel,
+            &mut text_sink(&sender, &cancel),
+        );
+        let written = written.map(|mut reflection| {
+            reflection.warnings.extend(
+                skipped
+                    .iter()
+                    .map(|s| format!("skipped {}: {}", s.path, s.message)),
+            );
+            reflection
+        });
+        finish(&sender, written);
     });
     Ok(stream(receiver))
 }

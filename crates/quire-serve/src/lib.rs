@@ -55,7 +55,7 @@ mod guard;
 mod page;
 
 use std::net::{SocketAddr, ToSocketAddrs};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
@@ -129,9 +129,11 @@ pub(crate) struct AppState {
     pub loopback_only: bool,
     pub watching: bool,
     pub events: broadcast::Sender<events::IndexEvent>,
-    /// The last sync attempt, for `/api/status`.
-    pub last_sync: Mutex<Option<events::IndexEvent>>,
+    /// Whether a sync runs, and the last attempt's outcome, for `/api/status`.
+    pub sync: Arc<events::SyncState>,
     pub generating: Arc<Semaphore>,
+    /// The conversations of `/api/ask`.
+    pub conversations: quire_app::ask::Conversations,
     /// The vault folder's name: Obsidian's vault name for `obsidian://` links.
     pub vault_name: String,
     pub started: chrono::DateTime<chrono::Utc>,
@@ -204,6 +206,7 @@ fn router(state: Arc<AppState>, mounted: Option<Router>) -> Router {
         .route("/api/similar/{*path}", get(api::similar))
         .route("/api/ask", post(generate::ask))
         .route("/api/draft", post(generate::draft))
+        .route("/api/reflect", post(generate::reflect))
         .route("/api/events", get(events::stream));
     // A mounted service (MCP) reads its own body and must enforce MAX_BODY_BYTES itself while
     // it streams in (DefaultBodyLimit only reaches axum's extractors).
@@ -240,17 +243,11 @@ fn build_app(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    // The watcher's callback needs the state, and the state needs the live vault the watcher
-    // belongs to: the callback reaches the state through this slot, filled just below.
-    let slot: Arc<Mutex<Option<Arc<AppState>>>> = Arc::new(Mutex::new(None));
+    // Made before the watcher starts, so that its first events (the reconciliation) count.
+    let sync = Arc::new(events::SyncState::default());
     let on_event = {
-        let slot = Arc::clone(&slot);
-        move |event: &WatchEvent| {
-            let state = slot.lock().ok().and_then(|s| s.clone());
-            if let Some(state) = state {
-                events::publish(&state, event);
-            }
-        }
+        let (sync, sender) = (Arc::clone(&sync), sender.clone());
+        move |event: &WatchEvent| events::publish(&sync, &sender, event)
     };
     let running = quire_app::start_live(live_config, on_event)?;
     let state = Arc::new(AppState {
@@ -261,14 +258,12 @@ fn build_app(
         loopback_only,
         watching,
         events: sender,
-        last_sync: Mutex::new(None),
+        sync,
         generating: Arc::new(Semaphore::new(MAX_GENERATIONS)),
+        conversations: quire_app::ask::Conversations::new(),
         vault_name,
         started: chrono::Utc::now(),
     });
-    if let Ok(mut s) = slot.lock() {
-        *s = Some(Arc::clone(&state));
-    }
     let mounted = mount.map(|mount| mount(Arc::clone(&running.live), local, loopback_only));
     let app = router(Arc::clone(&state), mounted);
     Ok((app, running, state))
@@ -358,7 +353,8 @@ pub fn watch(config: quire_app::AppConfig) -> Result<(), ServeError> {
                 changes.deletes.len(),
                 stats.seconds
             ),
-            WatchEvent::Failed { message } => eprintln!("quire watch: sync failed: {message}"),
+            WatchEvent::Failed { message, .. } => eprintln!("quire watch: sync failed: {message}"),
+            WatchEvent::Started { .. } => {}
         },
     )?;
     eprintln!(

@@ -56,7 +56,8 @@
 //!         changes.upserts.len(),
 //!         changes.deletes.len()
 //!     ),
-//!     WatchEvent::Failed { message } => eprintln!("{message}"),
+//!     WatchEvent::Failed { message, .. } => eprintln!("{message}"),
+//!     WatchEvent::Started { .. } => {}
 //! })
 //! .unwrap();
 //! handle.wait_reconciled(Duration::from_secs(60));
@@ -105,13 +106,18 @@ impl Default for WatchOptions {
 /// What the watcher reports after each sync attempt, on its own thread.
 #[derive(Debug, Clone)]
 pub enum WatchEvent {
+    /// A sync attempt starts, for these changes (a status line can say "syncing"). Every
+    /// `Started` is followed by a `Synced` or a `Failed` for the same attempt.
+    Started { changes: ChangeSet },
     /// A sync succeeded: what it did, and the changes that caused it.
     Synced {
         stats: SyncStats,
         changes: ChangeSet,
     },
-    /// A sync failed (the message says why and when it is retried); the watcher goes on.
-    Failed { message: String },
+    /// A sync failed (the message says why and when it is retried; the watcher goes on), or,
+    /// with `running`, an attempt has been running for long and has not finished yet (reported
+    /// every minute until its `Synced` or final `Failed`).
+    Failed { message: String, running: bool },
 }
 
 /// A running watcher. Dropping it stops the watcher like [`WatchHandle::stop`].
@@ -209,6 +215,7 @@ pub fn spawn(
         reconciled: Arc::clone(&reconciled),
         reconciling: true,
         failures: 0,
+        announced: false,
     };
     let thread = std::thread::Builder::new()
         .name("quire-watch".into())

@@ -187,6 +187,9 @@ pub(crate) struct Worker<F> {
     pub(crate) reconciling: bool,
     /// Failed attempts in a row.
     pub(crate) failures: u32,
+    /// A `Started` was sent and its outcome not yet: a retry whose failure is not reported (a
+    /// locked index) is not announced again.
+    pub(crate) announced: bool,
 }
 
 impl<F: Fn(WatchEvent)> Worker<F> {
@@ -251,6 +254,12 @@ impl<F: Fn(WatchEvent)> Worker<F> {
         } else {
             None
         };
+        if !self.announced {
+            self.announced = true;
+            self.emit(WatchEvent::Started {
+                changes: changes.clone(),
+            });
+        }
         let mut options = self.sync.clone();
         // A requested rebuild is done once, by the reconciliation; later flushes are incremental.
         options.rebuild &= self.reconciling;
@@ -273,6 +282,7 @@ impl<F: Fn(WatchEvent)> Worker<F> {
                     self.reconciling = false;
                     self.reconciled.set();
                 }
+                self.announced = false;
                 self.emit(WatchEvent::Synced { stats, changes });
             }
             Err(failure) => {
@@ -288,7 +298,11 @@ impl<F: Fn(WatchEvent)> Worker<F> {
                 eprintln!("quire watch: {message}");
                 if !failure.is_locked() || self.failures.is_multiple_of(LOCKED_ATTEMPTS_PER_REPORT)
                 {
-                    self.emit(WatchEvent::Failed { message });
+                    self.announced = false;
+                    self.emit(WatchEvent::Failed {
+                        message,
+                        running: false,
+                    });
                 }
             }
         }
@@ -331,7 +345,10 @@ impl<F: Fn(WatchEvent)> Worker<F> {
                     started.elapsed().as_secs_f64()
                 );
                 eprintln!("quire watch: {message}");
-                self.emit(WatchEvent::Failed { message });
+                self.emit(WatchEvent::Failed {
+                    message,
+                    running: true,
+                });
             }
             worker.join().unwrap_or_else(Err)
         })

@@ -99,16 +99,31 @@ fn watch(f: &Fixture) -> (WatchHandle, Receiver<WatchEvent>) {
     (handle, events)
 }
 
+/// The next outcome of a sync attempt (`Synced` or `Failed`); each must come right after the
+/// `Started` of its attempt.
 fn next_event(events: &Receiver<WatchEvent>) -> WatchEvent {
-    events
-        .recv_timeout(PATIENCE)
-        .expect("no watch event in time")
+    let receive = || {
+        events
+            .recv_timeout(PATIENCE)
+            .expect("no watch event in time")
+    };
+    match receive() {
+        WatchEvent::Started { .. } => {}
+        other => panic!("an attempt must be announced by `Started` first, got {other:?}"),
+    }
+    let outcome = receive();
+    assert!(
+        !matches!(outcome, WatchEvent::Started { .. }),
+        "two `Started` in a row"
+    );
+    outcome
 }
 
 fn next_sync(events: &Receiver<WatchEvent>) -> (SyncStats, ChangeSet) {
     match next_event(events) {
         WatchEvent::Synced { stats, changes } => (stats, changes),
-        WatchEvent::Failed { message } => panic!("sync failed: {message}"),
+        WatchEvent::Failed { message, .. } => panic!("sync failed: {message}"),
+        WatchEvent::Started { .. } => unreachable!("next_event returns outcomes"),
     }
 }
 
@@ -299,7 +314,7 @@ fn a_locked_index_is_retried_until_the_lock_is_released() {
     // `spawn` returns while the reconciliation cannot even start.
     let (handle, events) = watch(&f);
     match next_event(&events) {
-        WatchEvent::Failed { message } => {
+        WatchEvent::Failed { message, .. } => {
             let pid = format!("locked by pid {}", std::process::id());
             assert!(message.contains(&pid), "{message}");
             assert!(message.contains("retrying in"), "{message}");

@@ -12,10 +12,10 @@ use clap::{Args, Subcommand};
 use quire_assist::AssistError;
 use quire_assist::ask::{Answer, AnswerKind, Conversation, SourceCard};
 use quire_assist::context::{self, ContextLimits, RetrievalReport, RetrievalRequest, SourceReader};
-use quire_assist::dates::{DateRange, parse_date, parse_iso_week};
+use quire_assist::dates::{DateRange, parse_date};
 use quire_assist::draft::{DraftTarget, insert_draft, write_draft};
 use quire_assist::questions::{self, Scope, Topic};
-use quire_assist::reflect::{daily_notes_in, reflect};
+use quire_assist::reflect::reflect;
 use quire_llm::{CancelToken, ChatModel, OpenAiCompatible, ProviderConfig};
 use quire_search::Mode;
 use serde_json::json;
@@ -183,11 +183,12 @@ pub fn run(cli: &Cli, command: &AssistCommand, out: &mut String) -> Result<ExitC
             budget,
             today,
         } => {
-            let range = match (week, from, to) {
-                (Some(week), _, _) => parse_iso_week(week)?,
-                (None, Some(from), Some(to)) => DateRange::new(parse_date(from)?, parse_date(to)?)?,
-                _ => DateRange::days_ending(today_or(today.as_deref())?, 7),
+            let asked = quire_app::reflect::DaysAsked {
+                week: week.as_deref(),
+                from: from.as_deref(),
+                to: to.as_deref(),
             };
+            let range = asked.range(today_or(today.as_deref())?)?;
             reflect_range(cli, range, *budget, out)
         }
         AssistCommand::Questions { target } => questions(cli, target, out),
@@ -592,7 +593,7 @@ fn draft(
 
 fn reflect_range(cli: &Cli, range: DateRange, budget: usize, out: &mut String) -> Result<ExitCode> {
     let reader = SourceReader::open(&vault_root(cli)?, &open_options(cli))?;
-    let (days, skipped) = daily_notes_in(&reader, range)?;
+    let (days, skipped) = quire_app::reflect::days_of(&reader, range)?;
     for s in &skipped {
         eprintln!("quire: skipped {}: {}", s.path, s.message);
     }

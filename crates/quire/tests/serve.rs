@@ -599,12 +599,7 @@ fn ask_and_draft_stream_tokens_then_checked_citations_and_source_cards() {
         answer(&["Once a day", " on the counter [S", "1] [S99]."]),
         answer(&["A draft that cites [S1]."]),
     ]);
-    let mut command = quire(&f);
-    command
-        .env("QUIRE_LLM_BASE_URL", &chat.url)
-        .env("QUIRE_LLM_MODEL", "fake-model");
-    let server = serve(command, &[]);
-    wait_ready(&server, Some(47));
+    let server = serve_sample_with_model(&f, &chat);
     let (status, body) = post(
         &format!("{}/api/ask", server.url),
         &json!({"question": "How often do I feed the sourdough starter?"}).to_string(),
@@ -664,6 +659,132 @@ fn ask_and_draft_stream_tokens_then_checked_citations_and_source_cards() {
     chat.finish();
 }
 
+/// Serves the sample vault copy `f` with the fake model `chat`, once it is indexed.
+fn serve_sample_with_model(f: &Fixture, chat: &FakeChat) -> Server {
+    let mut command = quire(f);
+    command
+        .env("QUIRE_LLM_BASE_URL", &chat.url)
+        .env("QUIRE_LLM_MODEL", "fake-model");
+    let server = serve(command, &[]);
+    wait_ready(&server, Some(47));
+    server
+}
+
+/// POSTs `body` as JSON and returns the server-sent events of a 200 answer.
+fn post_events(url: &str, body: &Value) -> Vec<(String, Value)> {
+    let (status, text) = post(url, &body.to_string(), Some("application/json"));
+    assert_eq!(status, 200, "POST {url}: {text}");
+    sse_events(&text)
+}
+
+/// The `done` object of an event stream (which must end with it).
+fn done_of(events: &[(String, Value)]) -> Value {
+    let (last, done) = events.last().expect("events");
+    assert_eq!(last, "done", "{events:?}");
+    done.clone()
+}
+
+#[test]
+fn a_conversation_continues_with_its_sources_and_reflect_streams_a_week() {
+    let f = sample();
+    let chat = FakeChat::start(vec![
+        answer(&["Once a day [S1]."]),
+        answer(&["As said before, daily [S1]."]),
+        answer(&["- Ran intervals and baked [S1]."]),
+    ]);
+    let server = serve_sample_with_model(&f, &chat);
+    let ask = format!("{}/api/ask", server.url);
+
+    let first = done_of(&post_events(
+        &ask,
+        &json!({"question": "How often do I feed the sourdough starter?"}),
+    ));
+    let id = first["conversation"].as_str().expect("a conversation id");
+    assert_eq!(id.len(), 32, "{first}");
+    let s1 = first["citations"][0]["path"].clone();
+    assert!(s1.is_string(), "{first}");
+
+    let second = done_of(&post_events(
+        &ask,
+        &json!({"question": "And in summer?", "conversation": id}),
+    ));
+    assert_eq!(second["conversation"], id);
+    // S1 still names the passage the first turn gave it.
+    assert_eq!(second["citations"][0]["path"], s1, "{second}");
+    let follow_up = support::messages(&chat.requests()[1]);
+    let roles: Vec<&str> = follow_up.iter().map(|(role, _)| role.as_str()).collect();
+    assert_eq!(
+        roles,
+        ["system", "user", "assistant", "user"],
+        "{follow_up:?}"
+    );
+    assert_eq!(follow_up[2].1, "Once a day [S1].");
+    assert!(
+        follow_up[1].1.contains("How often do I feed"),
+        "{follow_up:?}"
+    );
+
+    // A conversation the server does not know, and a malformed one.
+    let (status, body) = post(
+        &ask,
+        &json!({"question": "More?", "conversation": "0".repeat(32)}).to_string(),
+        Some("application/json"),
+    );
+    assert_eq!(status, 404, "{body}");
+    assert!(body.contains("not_found"), "{body}");
+
+    // Reflect on the sample vault's week of daily notes.
+    let reflect = format!("{}/api/reflect", server.url);
+    let events = post_events(&reflect, &json!({"week": "2026-W48"}));
+    assert!(events.iter().any(|(name, _)| name == "token"), "{events:?}");
+    let done = done_of(&events);
+    assert_eq!(done["kind"], "generated", "{done}");
+    assert_eq!(
+        done["range"],
+        json!({"from": "2026-11-23", "to": "2026-11-29"})
+    );
+    let days: Vec<&str> = done["days"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["date"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        days,
+        [
+            "2026-11-23",
+            "2026-11-24",
+            "2026-11-25",
+            "2026-11-26",
+            "2026-11-27",
+            "2026-11-28",
+            "2026-11-29"
+        ]
+    );
+    assert!(
+        done["reflection"]
+            .as_str()
+            .unwrap()
+            .contains("[[2026-11-23"),
+        "{done}"
+    );
+    for (body, wrong) in [
+        (
+            json!({"week": "2026-W48", "from": "2026-11-01", "to": "2026-11-02"}),
+            "both",
+        ),
+        (json!({"from": "2026-11-01"}), "last day"),
+        (json!({"week": "W48"}), "week"),
+        (json!({"budget": 0}), "budget"),
+        (json!({"weeks": "2026-W48"}), "unknown field"),
+    ] {
+        let (status, text) = post(&reflect, &body.to_string(), Some("application/json"));
+        assert_eq!(status, 400, "{body}: {text}");
+        assert!(text.contains(wrong), "{body}: {text}");
+    }
+    assert_eq!(chat.finish().len(), 3);
+}
+
 #[test]
 fn without_a_model_ask_streams_an_extractive_answer() {
     let f = sample();
@@ -694,6 +815,20 @@ fn without_a_model_ask_streams_an_extractive_answer() {
     assert_eq!(last, "done");
     assert_eq!(done["kind"], "extractive");
     assert!(!done["sources"].as_array().unwrap().is_empty());
+    // Reflect without a model: the notes' own points, every day listed.
+    let done = done_of(&post_events(
+        &format!("{}/api/reflect", server.url),
+        &json!({"from": "2026-11-16", "to": "2026-11-18"}),
+    ));
+    assert_eq!(done["kind"], "extractive", "{done}");
+    assert_eq!(done["days"].as_array().unwrap().len(), 3, "{done}");
+    assert!(
+        done["reflection"]
+            .as_str()
+            .unwrap()
+            .contains("nothing here is generated"),
+        "{done}"
+    );
 }
 
 #[test]
@@ -1072,6 +1207,64 @@ fn edits_while_serving_embed_only_changed_chunks_and_end_in_a_fresh_build() {
         "{similar}"
     );
     assert!(!server.log().contains("panicked"));
+}
+
+#[test]
+fn a_sync_is_announced_and_its_links_are_current_when_its_index_event_arrives() {
+    let f = sample();
+    let server = serve(quire(&f), &[]);
+    let events = subscribe(&server);
+    let (hello, greeting) = events.recv_timeout(PATIENCE).unwrap();
+    assert_eq!(hello, "hello");
+    assert!(greeting["syncing"].is_boolean(), "{greeting}");
+    let status = wait_synced(&server, 47);
+    assert_eq!(status["syncing"], false, "{status}");
+    let before = generation(&server);
+    fs::write(
+        f.vault.join("Resources/Backlinker.md"),
+        "# Backlinker\n\nFeeding notes: see [[Sourdough Starter]].\n",
+    )
+    .unwrap();
+    let mut announced = None;
+    let synced = loop {
+        let (name, data) = events.recv_timeout(PATIENCE).expect("events in time");
+        match name.as_str() {
+            "sync_started" => announced = Some(data),
+            "index" if data["generation"].as_u64().unwrap() > before => break data,
+            "sync_failed" => panic!("sync failed: {data}"),
+            _ => {}
+        }
+    };
+    let announced = announced.expect("a sync_started event before the index event");
+    assert_eq!(
+        (
+            &announced["upserts"],
+            &announced["deletes"],
+            &announced["rescan"]
+        ),
+        (&json!(1), &json!(0), &json!(false)),
+        "{announced}"
+    );
+    assert_eq!(paths(&synced["upserts"]), set(&["Resources/Backlinker.md"]));
+    // As soon as the event arrives, the server's parsed vault has the new link.
+    let related = get_ok(&format!(
+        "{}/api/similar/{}",
+        server.url,
+        enc("Resources/Sourdough Starter.md")
+    ));
+    let backlinks = paths(&Value::Array(
+        related["backlinks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["path"].clone())
+            .collect(),
+    ));
+    assert!(backlinks.contains("Resources/Backlinker.md"), "{related}");
+    assert_eq!(
+        get_ok(&format!("{}/api/status", server.url))["syncing"],
+        false
+    );
 }
 
 #[test]
