@@ -297,8 +297,8 @@ fn rebuild(
 
 /// Rows `offset..` that fit `limit` and `budget`: the rows and the offset of the next page (if
 /// any rows are left).
-pub fn page(
-    rows: &[&Json],
+pub fn page<T: serde::Serialize>(
+    rows: &[&T],
     offset: usize,
     limit: usize,
     budget: usize,
@@ -306,12 +306,13 @@ pub fn page(
     let mut shown = Vec::new();
     let mut used = 0;
     for row in rows.iter().skip(offset).take(limit) {
+        let row = serde_json::to_value(row).unwrap_or_default();
         let size = row.to_string().len() + 2;
         if !shown.is_empty() && used + size > budget {
             break;
         }
         used += size;
-        shown.push((*row).clone());
+        shown.push(row);
     }
     let next = offset + shown.len();
     (shown, (next < rows.len()).then_some(next))

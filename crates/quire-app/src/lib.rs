@@ -12,6 +12,7 @@
 //! - [`limits`]: one set of limits for every face (bodies, arguments, results).
 //! - [`ask`]: the ask flow (date phrase, daily notes, limits, retrieval, frozen passages) and
 //!   the conversations of a server.
+//! - [`draft`]: the draft flow (the section read with its hash, its material retrieved).
 //! - [`reflect`]: the days a reflection covers and their daily notes.
 //! - [`status`]: the coverage report of an index, built once for `quire status` and
 //!   `/api/status`.
@@ -35,6 +36,7 @@
 pub mod args;
 pub mod ask;
 pub mod bounds;
+pub mod draft;
 mod error;
 pub mod limits;
 pub mod live;
@@ -157,14 +159,15 @@ pub fn start_live(
                             "{name}: index at generation {} ({} notes indexed, {} deleted)",
                             stats.generation, stats.notes_indexed, stats.notes_deleted
                         );
-                        // Reopen first, then release searches waiting for the first sync.
-                        on_sync.reload_index();
-                        on_sync.first_sync_done(None);
-                        // Re-parsed here, before `on_event`: a client that refreshes on the
-                        // event must see the new links (similar notes, backlinks) too.
+                        // The vault is re-parsed before the new index is shown and before
+                        // `on_event`: a client that refreshes on the event sees the new links
+                        // (similar notes, backlinks) with the new search results.
                         if notes_changed {
                             on_sync.reload_vault();
                         }
+                        // Reopen, then release searches waiting for the first sync.
+                        on_sync.reload_index();
+                        on_sync.first_sync_done(None);
                     }
                     WatchEvent::Started { .. } => {}
                     WatchEvent::Failed { message, .. } => {

@@ -16,9 +16,8 @@ use std::time::{Duration, Instant};
 use quire_embed::Embedder;
 use quire_index::IndexLocation;
 use quire_search::Searcher;
-use quire_vault::reasoning::{manifest, vault_tree};
+use quire_vault::reasoning::{Manifest, TreeFolder, manifest, vault_tree};
 use quire_vault::{OpenOptions, Vault, VaultSettings};
-use serde_json::Value as Json;
 
 use crate::error::{AppError, StartError};
 
@@ -30,8 +29,8 @@ pub const INDEX_WAIT: Duration = Duration::from_secs(20);
 /// A parsed vault and the reasoning-index views built from it on first use.
 pub struct VaultSnapshot {
     pub vault: Vault,
-    tree: OnceLock<Json>,
-    manifest: OnceLock<Json>,
+    tree: OnceLock<TreeFolder>,
+    manifest: OnceLock<Manifest>,
 }
 
 impl VaultSnapshot {
@@ -43,12 +42,12 @@ impl VaultSnapshot {
         }
     }
 
-    pub fn tree(&self) -> &Json {
+    pub fn tree(&self) -> &TreeFolder {
         self.tree.get_or_init(|| vault_tree(&self.vault))
     }
 
     /// Rows in the order of `vault.notes`.
-    pub fn manifest(&self) -> &Json {
+    pub fn manifest(&self) -> &Manifest {
         self.manifest.get_or_init(|| manifest(&self.vault))
     }
 }

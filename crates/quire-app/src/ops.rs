@@ -8,6 +8,7 @@ use std::time::Duration;
 use quire_index::Filter;
 use quire_search::SearchRequest;
 use quire_vault::outline::select_lines;
+use quire_vault::reasoning::ManifestRow;
 use quire_vault::{Note, Outline, Vault};
 use serde_json::{Map, Value as Json, json};
 
@@ -235,11 +236,8 @@ pub fn list_notes(live: &Live, args: ListNotesArgs) -> Result<Json, AppError> {
     let offset = args.offset.unwrap_or(0) as usize;
     let snapshot = live.vault(VAULT_WAIT)?;
     let notes = &snapshot.vault.notes;
-    let rows = snapshot.manifest()["notes"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    let selected: Vec<&Json> = rows
+    let rows = &snapshot.manifest().notes;
+    let selected: Vec<&ManifestRow> = rows
         .iter()
         .zip(notes)
         .filter(|(_, note)| {
@@ -275,21 +273,15 @@ pub fn vault_tree(live: &Live, args: VaultTreeArgs) -> Result<Json, AppError> {
     let mut node = snapshot.tree();
     let folder = args.folder.as_deref().unwrap_or("").trim_matches('/');
     for name in folder.split('/').filter(|s| !s.is_empty()) {
-        node = node["children"]
-            .as_array()
-            .and_then(|children| {
-                children
-                    .iter()
-                    .find(|c| c["kind"] == "folder" && c["name"].as_str() == Some(name))
-            })
-            .ok_or_else(|| {
-                AppError::bad_arguments(
-                    VAULT_TREE,
-                    format!("no folder `{folder}` in the vault (folder names are case-sensitive)"),
-                )
-            })?;
+        node = node.folder(name).ok_or_else(|| {
+            AppError::bad_arguments(
+                VAULT_TREE,
+                format!("no folder `{folder}` in the vault (folder names are case-sensitive)"),
+            )
+        })?;
     }
-    let (tree, omitted) = prune_breadth_first(node, "children", MAX_RESULT_BYTES);
+    let node = serde_json::to_value(node).unwrap_or_default();
+    let (tree, omitted) = prune_breadth_first(&node, "children", MAX_RESULT_BYTES);
     let mut value = json!({ "folder": folder, "tree": tree });
     if omitted > 0 {
         value["truncated"] = format!(

@@ -29,8 +29,8 @@ use futures_util::Stream;
 use quire_app::limits::{MAX_PARAM_CHARS, MAX_PATH_CHARS, MAX_QUESTION_CHARS, check_length};
 use quire_app::reflect::DaysAsked;
 use quire_app::resolve::resolve_note_path;
-use quire_assist::context::{self, ContextLimits, RetrievalRequest};
-use quire_assist::draft::{DraftTarget, write_draft};
+use quire_assist::context::ContextLimits;
+use quire_assist::draft::write_draft;
 use quire_assist::reflect::reflect as write_reflection;
 use quire_assist::{AssistError, FrozenContext};
 use quire_llm::CancelToken;
@@ -124,14 +124,6 @@ fn limited(text: &str, name: &str, max: usize) -> Result<String, ApiError> {
     }
     check_length(name, text, max).map_err(ApiError::bad_request)?;
     Ok(text.to_string())
-}
-
-/// The retrieval mode: the one asked for, else the index's default.
-fn mode_for(searcher: &quire_search::Searcher, asked: Option<Mode>) -> Result<Mode, ApiError> {
-    Ok(match asked {
-        Some(mode) => mode,
-        None => searcher.default_mode()?,
-    })
 }
 
 /// Retrieves and freezes the context of a question (the application's ask flow, as `quire ask`).
@@ -282,19 +274,16 @@ pub(crate) async fn draft(
         let state = Arc::clone(&state);
         blocking(move || {
             let path = resolve_note_path(&state.live, &note)?;
-            let target = DraftTarget::read(&state.reader, &path, &heading)?;
-            let limits = ContextLimits::default();
             let searcher = state.live.searcher(INDEX_WAIT)?;
             let searcher = searcher.lock().unwrap_or_else(|e| e.into_inner());
-            let mut request = RetrievalRequest::new(target.query(), limits);
-            request.mode = mode_for(&searcher, mode)?;
-            request.exclude = vec![path];
-            let retrieval = context::retrieve(&searcher, &request)?;
-            drop(searcher);
-            Ok((
-                target,
-                context::materialize(&state.reader, retrieval, &limits),
-            ))
+            Ok(quire_app::draft::draft_context(
+                &searcher,
+                &state.reader,
+                &path,
+                &heading,
+                mode,
+                ContextLimits::default(),
+            )?)
         })
         .await?
     };

@@ -7,12 +7,12 @@
 //! that holds a time (the newest modification time seen), so that an export from an older copy of
 //! the vault never overwrites one made from a newer copy.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value as Json, json};
+use serde_json::Value as Json;
 
 use crate::error::VaultError;
 use crate::outline::Outline;
@@ -26,12 +26,55 @@ fn is_selected(key: &str, selected: &[String]) -> bool {
     selected.iter().any(|s| s.eq_ignore_ascii_case(key))
 }
 
+/// A node of the vault tree: a folder or a note (each serializes its own `kind`, `folder` or
+/// `note`, so the root folder carries it too).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum TreeNode {
+    Folder(TreeFolder),
+    Note(TreeNote),
+}
+
+/// A folder of the vault tree (the root has an empty name and path).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename = "folder")]
+pub struct TreeFolder {
+    pub name: String,
+    /// Vault-relative, `/`-separated.
+    pub path: String,
+    /// Notes in this folder and below.
+    pub note_count: usize,
+    /// Sub-folders (by name), then notes (in vault order).
+    pub children: Vec<TreeNode>,
+}
+
+/// A note of the vault tree.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename = "note")]
+pub struct TreeNote {
+    /// The file name.
+    pub name: String,
+    pub path: String,
+    pub title: String,
+    pub heading_count: usize,
+}
+
+impl TreeFolder {
+    /// The sub-folder `name` (case-sensitive), if there is one.
+    pub fn folder(&self, name: &str) -> Option<&TreeFolder> {
+        self.children.iter().find_map(|child| match child {
+            TreeNode::Folder(folder) if folder.name == name => Some(folder),
+            _ => None,
+        })
+    }
+}
+
 /// Folders → notes, with heading counts.
-pub fn vault_tree(vault: &Vault) -> Json {
+pub fn vault_tree(vault: &Vault) -> TreeFolder {
     #[derive(Default)]
     struct Folder {
         folders: BTreeMap<String, Folder>,
-        notes: Vec<Json>,
+        notes: Vec<TreeNote>,
         note_count: usize,
     }
     let mut root = Folder::default();
@@ -43,16 +86,15 @@ pub fn vault_tree(vault: &Vault) -> Json {
             folder = folder.folders.entry(part.to_string()).or_default();
             folder.note_count += 1;
         }
-        folder.notes.push(json!({
-            "kind": "note",
-            "name": parts[parts.len() - 1],
-            "path": note.path,
-            "title": note.title,
-            "heading_count": note.headings.len(),
-        }));
+        folder.notes.push(TreeNote {
+            name: parts[parts.len() - 1].to_string(),
+            path: note.path.clone(),
+            title: note.title.clone(),
+            heading_count: note.headings.len(),
+        });
     }
-    fn render(name: &str, path: &str, folder: Folder) -> Json {
-        let mut children: Vec<Json> = folder
+    fn render(name: &str, path: &str, folder: Folder) -> TreeFolder {
+        let mut children: Vec<TreeNode> = folder
             .folders
             .into_iter()
             .map(|(child, sub)| {
@@ -61,19 +103,51 @@ pub fn vault_tree(vault: &Vault) -> Json {
                 } else {
                     format!("{path}/{child}")
                 };
-                render(&child, &child_path, sub)
+                TreeNode::Folder(render(&child, &child_path, sub))
             })
             .collect();
-        children.extend(folder.notes);
-        json!({
-            "kind": "folder",
-            "name": name,
-            "path": path,
-            "note_count": folder.note_count,
-            "children": children,
-        })
+        children.extend(folder.notes.into_iter().map(TreeNode::Note));
+        TreeFolder {
+            name: name.to_string(),
+            path: path.to_string(),
+            note_count: folder.note_count,
+            children,
+        }
     }
     render("", "", root)
+}
+
+#[cfg(test)]
+mod tree_tests {
+    use super::*;
+
+    #[test]
+    fn every_tree_node_names_its_kind_and_reads_back() {
+        let tree = TreeFolder {
+            children: vec![
+                TreeNode::Folder(TreeFolder {
+                    name: "A".into(),
+                    path: "A".into(),
+                    note_count: 0,
+                    children: Vec::new(),
+                }),
+                TreeNode::Note(TreeNote {
+                    name: "n.md".into(),
+                    path: "n.md".into(),
+                    title: "n".into(),
+                    heading_count: 2,
+                }),
+            ],
+            note_count: 1,
+            ..Default::default()
+        };
+        let json = serde_json::to_value(&tree).unwrap();
+        assert_eq!(json["kind"], "folder");
+        assert_eq!(json["children"][0]["kind"], "folder");
+        assert_eq!(json["children"][1]["kind"], "note");
+        let back: TreeFolder = serde_json::from_value(json).unwrap();
+        assert_eq!(back, tree);
+    }
 }
 
 /// The top headings: the shallowest level present, or, when that is a single heading equal to
@@ -90,47 +164,92 @@ fn top_headings(note: &crate::Note) -> Vec<String> {
     picked.iter().map(|h| h.text.clone()).collect()
 }
 
+/// The note manifest: one row per note, in vault order, and the orphans.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// [`FORMAT_VERSION`].
+    pub format: u32,
+    pub note_count: usize,
+    pub notes: Vec<ManifestRow>,
+    /// Notes with no link in or out.
+    pub orphans: Vec<String>,
+}
+
+/// One note of the manifest.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ManifestRow {
+    pub path: String,
+    pub title: String,
+    /// The properties the config selects (`manifest.properties`), by key.
+    pub properties: BTreeMap<String, Json>,
+    pub tags: Vec<String>,
+    pub aliases: Vec<String>,
+    /// `YYYY-MM-DD` for a daily note.
+    pub daily_date: Option<String>,
+    pub top_headings: Vec<String>,
+    pub heading_count: usize,
+    /// Paths of the notes it links to.
+    pub links_out: Vec<String>,
+    /// Link targets that name no note or attachment.
+    pub unresolved_links: BTreeSet<String>,
+    pub backlinks_count: usize,
+    pub is_moc: bool,
+    /// Paths of the maps of content that list it.
+    pub moc_parents: Vec<String>,
+    pub word_count: usize,
+    pub line_count: usize,
+    pub sha256: String,
+}
+
 /// One manifest row per note.
-pub fn manifest(vault: &Vault) -> Json {
+pub fn manifest(vault: &Vault) -> Manifest {
     let selected = &vault.config.manifest.properties;
-    let notes: Vec<Json> = vault
+    let notes: Vec<ManifestRow> = vault
         .notes
         .iter()
         .enumerate()
         .map(|(i, note)| {
-            let properties: BTreeMap<&String, &Json> = note
-                .properties
-                .iter()
-                .filter(|(k, _)| is_selected(k, selected))
-                .collect();
             let path_of = |j: &usize| vault.notes[*j].path.clone();
-            json!({
-                "path": note.path,
-                "title": note.title,
-                "properties": properties,
-                "tags": note.tag_names(),
-                "aliases": note.aliases,
-                "daily_date": note.daily_date.map(|d| d.to_string()),
-                "top_headings": top_headings(note),
-                "heading_count": note.headings.len(),
-                "links_out": vault.graph.outgoing[i].iter().map(path_of).collect::<Vec<_>>(),
-                "unresolved_links": vault.graph.unresolved[i].iter().map(|u| u.target.clone()).collect::<std::collections::BTreeSet<_>>(),
-                "backlinks_count": vault.graph.backlinks[i].len(),
-                "is_moc": vault.graph.is_moc[i],
-                "moc_parents": vault.graph.moc_parents[i].iter().map(path_of).collect::<Vec<_>>(),
-                "word_count": note.word_count,
-                "line_count": note.line_count,
-                "sha256": note.sha256,
-            })
+            ManifestRow {
+                path: note.path.clone(),
+                title: note.title.clone(),
+                properties: note
+                    .properties
+                    .iter()
+                    .filter(|(k, _)| is_selected(k, selected))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+                tags: note.tag_names(),
+                aliases: note.aliases.clone(),
+                daily_date: note.daily_date.map(|d| d.to_string()),
+                top_headings: top_headings(note),
+                heading_count: note.headings.len(),
+                links_out: vault.graph.outgoing[i].iter().map(path_of).collect(),
+                unresolved_links: vault.graph.unresolved[i]
+                    .iter()
+                    .map(|u| u.target.clone())
+                    .collect(),
+                backlinks_count: vault.graph.backlinks[i].len(),
+                is_moc: vault.graph.is_moc[i],
+                moc_parents: vault.graph.moc_parents[i].iter().map(path_of).collect(),
+                word_count: note.word_count,
+                line_count: note.line_count,
+                sha256: note.sha256.clone(),
+            }
         })
         .collect();
-    let orphans: Vec<&str> = vault
+    let orphans: Vec<String> = vault
         .graph
         .orphans()
         .into_iter()
-        .map(|i| vault.notes[i].path.as_str())
+        .map(|i| vault.notes[i].path.clone())
         .collect();
-    json!({ "format": FORMAT_VERSION, "note_count": notes.len(), "notes": notes, "orphans": orphans })
+    Manifest {
+        format: FORMAT_VERSION,
+        note_count: notes.len(),
+        notes,
+        orphans,
+    }
 }
 
 /// Serializes with sorted keys (serde_json's default map is ordered by key), two-space indent and

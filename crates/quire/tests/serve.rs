@@ -207,7 +207,8 @@ fn enc(path: &str) -> String {
 fn the_api_answers_search_notes_outlines_related_notes_and_status() {
     let f = sample();
     let server = serve(quire(&f), &[]);
-    let status = wait_ready(&server, Some(47));
+    // The new index answers a moment before its sync is reported: wait for both.
+    let status = wait_synced(&server, 47);
     assert_eq!(status["vault"], "vault");
     assert_eq!(status["watching"], true);
     assert_eq!(status["default_mode"], "bm25");

@@ -1,0 +1,158 @@
+//! `quire ask`: an answer from the notes with checked citations, one question or a chat.
+
+use std::io::{BufRead, IsTerminal};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use quire_assist::ask::{Answer, AnswerKind, Conversation, SourceCard};
+use quire_assist::context::{ContextLimits, RetrievalReport, SourceReader};
+use quire_search::Mode;
+
+use super::streaming::Streaming;
+use super::{ENV_PRESET, EXIT_CANCELLED, chat_model, today_or};
+use crate::Cli;
+use crate::common::{load_embedder, open_options, open_searcher, print_json, vault_root};
+
+/// `ask`'s flags.
+pub(super) struct AskFlags<'a> {
+    pub question: &'a str,
+    /// Read follow-up questions from stdin after the answer.
+    pub chat: bool,
+    pub limits: ContextLimits,
+    pub mode: Option<Mode>,
+    /// The day date phrases are read against (tests).
+    pub today: Option<&'a str>,
+}
+
+pub(super) fn ask(cli: &Cli, flags: AskFlags<'_>, out: &mut String) -> Result<ExitCode> {
+    let AskFlags {
+        question,
+        chat,
+        limits,
+        mode,
+        today,
+    } = flags;
+    let today = today_or(today)?;
+    let reader = SourceReader::open(&vault_root(cli)?, &open_options(cli))?;
+    let embedder = if mode == Some(Mode::Bm25) {
+        None
+    } else {
+        load_embedder(cli)?
+    };
+    let model = chat_model()?;
+    let mut streaming = Streaming::new(cli);
+    let mut conversation = Conversation::new();
+    let mut question = question.trim().to_string();
+    loop {
+        // The searcher lives for one retrieval: the answer depends only on the frozen context,
+        // and the next question sees whatever the index holds by then.
+        let frozen = {
+            let searcher = open_searcher(cli, embedder.clone())?;
+            let query = conversation.retrieval_query(&question);
+            let request = quire_app::ask::AskRequest {
+                question: &question,
+                query: &query,
+                mode,
+                limits,
+                today,
+            };
+            quire_app::ask::ask_context(&searcher, &reader, &request)?
+        };
+        let asked = streaming.run(|token, on_text| {
+            conversation.ask(model.as_deref(), frozen, &question, token, on_text)
+        })?;
+        let Some(answer) = asked else {
+            return Ok(ExitCode::from(EXIT_CANCELLED));
+        };
+        if cli.json && chat {
+            println!("{}", serde_json::to_string(&answer)?);
+        } else if cli.json {
+            print_json(out, &answer);
+        } else {
+            streaming.printer.end_line();
+            streaming.text(&answer_footer(&answer));
+        }
+        if !chat {
+            break;
+        }
+        match next_question()? {
+            Some(next) => question = next,
+            None => break,
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The next follow-up from stdin; `None` at an empty line or the end of input.
+fn next_question() -> Result<Option<String>> {
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        eprint!("\nfollow-up (empty line to stop)> ");
+    }
+    let mut line = String::new();
+    stdin
+        .lock()
+        .read_line(&mut line)
+        .context("cannot read the next question from stdin")?;
+    let line = line.trim();
+    Ok((!line.is_empty()).then(|| line.to_string()))
+}
+
+/// The lines after an answer: source cards, warnings, and how the context was built.
+fn answer_footer(answer: &Answer) -> String {
+    let mut text = String::new();
+    text.push_str(&source_cards(&answer.sources));
+    for warning in &answer.warnings {
+        text.push_str(&format!("warning: {warning}\n"));
+    }
+    if answer.kind == AnswerKind::Extractive {
+        text.push_str(&format!(
+            "note: no language model is configured; set {ENV_PRESET} or QUIRE_LLM_BASE_URL and QUIRE_LLM_MODEL to have answers written (see `quire config`)\n"
+        ));
+    }
+    text.push_str(&retrieval_summary(&answer.retrieval));
+    text
+}
+
+pub(super) fn source_cards(cards: &[SourceCard]) -> String {
+    if cards.is_empty() {
+        return String::new();
+    }
+    let mut text = String::from("\nSources:\n");
+    for card in cards {
+        text.push_str(&format!(
+            "  [{}] {}:{}-{}  {}{}\n",
+            card.id,
+            card.path,
+            card.start_line,
+            card.end_line,
+            card.heading_path.join(" › "),
+            if card.cited { "  (cited)" } else { "" }
+        ));
+    }
+    text
+}
+
+pub(super) fn retrieval_summary(report: &RetrievalReport) -> String {
+    let mut text = String::new();
+    for dropped in &report.dropped {
+        text.push_str(&format!(
+            "left out: {} (chunk {}): {}; run `quire index` to bring the index up to date\n",
+            dropped.path, dropped.chunk_id, dropped.reason
+        ));
+    }
+    let dates = report
+        .date_range
+        .map(|r| format!(", daily notes of {r}"))
+        .unwrap_or_default();
+    text.push_str(&format!(
+        "retrieval: {}{dates}, {} candidate notes ({} chunks), {} sources, {} of {} code points\n",
+        report.mode,
+        report.candidate_notes,
+        report.candidate_chunks,
+        report.sources,
+        report.code_points,
+        report.limits.budget
+    ));
+    text
+}

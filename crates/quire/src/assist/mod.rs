@@ -1,0 +1,244 @@
+//! The generation commands: `ask`, `draft`, `reflect`, `questions`, and `config`. Flags in,
+//! `quire_assist` calls, output out: the answer streams to stdout as it arrives (human mode) or
+//! comes as one JSON object at the end (`--json`). Ctrl-C cancels the request in flight. One
+//! module per command; [`streaming`] is what they share.
+
+mod ask;
+mod config;
+mod draft;
+mod questions;
+mod reflect;
+mod streaming;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::{Args, Subcommand};
+use quire_assist::context::ContextLimits;
+use quire_assist::dates::parse_date;
+use quire_llm::{ChatModel, OpenAiCompatible, ProviderConfig};
+use quire_search::Mode;
+
+use crate::Cli;
+
+/// The exit code after Ctrl-C (128 + SIGINT, as shells report it).
+pub(super) const EXIT_CANCELLED: u8 = 130;
+/// Names a preset (`openai`, `openrouter`, `groq`, `ollama`, `llamacpp`).
+pub(super) const ENV_PRESET: &str = "QUIRE_LLM_PRESET";
+#[derive(Subcommand, Debug)]
+pub enum AssistCommand {
+    /// Ask your vault: an answer from your notes, with checked citations.
+    ///
+    /// The configured language model writes the answer from the passages quire retrieved and
+    /// re-read; every citation [S1] is checked against them. Without a model (see `quire
+    /// config`), the best passages are quoted instead (an extractive answer).
+    Ask {
+        question: String,
+        /// Go on with follow-up questions read from stdin, one per line (an empty line or the
+        /// end of input stops). With --json, one JSON object per line and turn.
+        #[arg(long)]
+        chat: bool,
+        #[command(flatten)]
+        context: ContextArgs,
+        /// hybrid, bm25 or vector (default: hybrid when the index has embeddings, else bm25).
+        #[arg(long)]
+        mode: Option<Mode>,
+        /// The day that "last week" and "on Jan 5" count from (default: today).
+        #[arg(long, hide = true)]
+        today: Option<String>,
+    },
+    /// Draft a section of NOTE from what your other notes say.
+    ///
+    /// A few paragraphs with [[wikilink]] sources. --insert writes the draft under the heading
+    /// (atomically, only if the note is unchanged since it was read, keeping a backup).
+    Draft {
+        note: String,
+        /// The section: "## Section" or "Section".
+        #[arg(long)]
+        heading: String,
+        /// Write the draft into the note under the heading.
+        #[arg(long)]
+        insert: bool,
+        /// Where --insert keeps the copy of the note as it was (default: backups/ in the
+        /// index directory, outside the vault).
+        #[arg(long)]
+        backup_dir: Option<PathBuf>,
+        #[command(flatten)]
+        context: ContextArgs,
+        /// hybrid, bm25 or vector (default: hybrid when the index has embeddings, else bm25).
+        #[arg(long)]
+        mode: Option<Mode>,
+    },
+    /// Reflect on a week of daily notes, each point linked to its day.
+    ///
+    /// What happened, themes, open loops and a plan for next week (default range: the seven
+    /// days ending today).
+    Reflect {
+        /// An ISO week, e.g. 2026-W48.
+        #[arg(long, conflicts_with_all = ["from", "to"])]
+        week: Option<String>,
+        /// The first day (YYYY-MM-DD), with --to.
+        #[arg(long, requires = "to")]
+        from: Option<String>,
+        /// The last day (YYYY-MM-DD), with --from.
+        #[arg(long, requires = "from")]
+        to: Option<String>,
+        /// Code points of daily-note text sent to the model, shared among the days.
+        #[arg(long, default_value_t = 12_000)]
+        budget: usize,
+        /// The day the default range ends on (default: today).
+        #[arg(long, hide = true)]
+        today: Option<String>,
+    },
+    /// The questions a note or folder answers, one per topic.
+    ///
+    /// Its paragraphs are grouped into topics (k-means over the index's vectors) and the model
+    /// writes one short question per topic; offline, each topic's central passage is shown.
+    Questions {
+        /// A note, or a folder of the vault (`Resources/`).
+        target: String,
+    },
+    /// The effective configuration: vault, index, embedding model, language model.
+    ///
+    /// The API key is never shown, only the variable that holds it and whether it is set.
+    Config,
+}
+
+/// How much context a model gets.
+#[derive(Args, Debug)]
+pub struct ContextArgs {
+    /// Notes in the final context.
+    #[arg(short = 'k', long = "notes", default_value_t = 6)]
+    notes: usize,
+    /// Candidate notes asked of the index.
+    #[arg(long, default_value_t = 12)]
+    candidates: usize,
+    /// Chunks per candidate note.
+    #[arg(long, default_value_t = 3)]
+    candidate_chunks: usize,
+    /// Passages per note in the final context.
+    #[arg(long, default_value_t = 2)]
+    chunks_per_note: usize,
+    /// The most Unicode code points of note text in the final context.
+    #[arg(long, default_value_t = 12_000)]
+    budget: usize,
+}
+
+impl ContextArgs {
+    fn limits(&self) -> ContextLimits {
+        ContextLimits {
+            candidate_notes: self.candidates.clamp(1, 200),
+            candidate_chunks: self.candidate_chunks.clamp(1, 20),
+            notes: self.notes.clamp(1, 100),
+            chunks_per_note: self.chunks_per_note.clamp(1, 20),
+            budget: self.budget.max(1),
+        }
+    }
+}
+
+pub fn run(cli: &Cli, command: &AssistCommand, out: &mut String) -> Result<ExitCode> {
+    match command {
+        AssistCommand::Config => config::config(cli, out),
+        AssistCommand::Ask {
+            question,
+            chat,
+            context,
+            mode,
+            today,
+        } => ask::ask(
+            cli,
+            ask::AskFlags {
+                question,
+                chat: *chat,
+                limits: context.limits(),
+                mode: *mode,
+                today: today.as_deref(),
+            },
+            out,
+        ),
+        AssistCommand::Draft {
+            note,
+            heading,
+            insert,
+            backup_dir,
+            context,
+            mode,
+        } => draft::draft(
+            cli,
+            draft::DraftFlags {
+                note,
+                heading,
+                insert: *insert,
+                backup_dir: backup_dir.as_deref(),
+                limits: context.limits(),
+                mode: *mode,
+            },
+            out,
+        ),
+        AssistCommand::Reflect {
+            week,
+            from,
+            to,
+            budget,
+            today,
+        } => {
+            let asked = quire_app::reflect::DaysAsked {
+                week: week.as_deref(),
+                from: from.as_deref(),
+                to: to.as_deref(),
+            };
+            let range = asked.range(today_or(today.as_deref())?)?;
+            reflect::reflect_range(cli, range, *budget, out)
+        }
+        AssistCommand::Questions { target } => questions::questions(cli, target, out),
+    }
+}
+
+/// The chat model, or `None` to work offline (extractive answers): the configured provider
+/// first; else, in a build with the `local-llm` feature, the local GGUF model once it has been
+/// fetched (`scripts/fetch-llm.sh`), unless `QUIRE_LLM_LOCAL=0`.
+pub(crate) fn chat_model() -> Result<Option<Box<dyn ChatModel>>> {
+    if let Some(p) = ProviderConfig::from_env()? {
+        return Ok(Some(Box::new(OpenAiCompatible::new(p))));
+    }
+    local_model()
+}
+
+/// The local model file that [`chat_model`] would load, if any.
+#[cfg(feature = "local-llm")]
+pub(super) fn local_model_path() -> Option<PathBuf> {
+    if std::env::var("QUIRE_LLM_LOCAL").is_ok_and(|v| v.trim() == "0") {
+        return None;
+    }
+    Some(quire_llm::default_local_model_path()).filter(|path| path.is_file())
+}
+
+#[cfg(not(feature = "local-llm"))]
+pub(super) fn local_model_path() -> Option<PathBuf> {
+    None
+}
+
+#[cfg(feature = "local-llm")]
+fn local_model() -> Result<Option<Box<dyn ChatModel>>> {
+    use anyhow::Context as _;
+    let Some(path) = local_model_path() else {
+        return Ok(None);
+    };
+    let options = quire_llm::LocalOptions::from_env()?;
+    let model = quire_llm::LocalLlama::load(&path, options)
+        .with_context(|| format!("loading the local model {}", path.display()))?;
+    Ok(Some(Box::new(model)))
+}
+
+#[cfg(not(feature = "local-llm"))]
+fn local_model() -> Result<Option<Box<dyn ChatModel>>> {
+    Ok(None)
+}
+
+pub(super) fn today_or(given: Option<&str>) -> Result<chrono::NaiveDate> {
+    Ok(match given {
+        Some(day) => parse_date(day)?,
+        None => chrono::Local::now().date_naive(),
+    })
+}

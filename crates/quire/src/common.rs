@@ -1,0 +1,131 @@
+//! What every command needs: the vault and index the global flags name, the embedding model,
+//! note arguments, and the JSON printer.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context, Result, bail};
+use quire_embed::Embedder;
+use quire_index::IndexLocation;
+use quire_search::Searcher;
+use quire_vault::reasoning::to_canonical_json;
+use quire_vault::{OpenOptions, Vault, VaultError};
+
+use crate::Cli;
+
+pub(crate) fn open_vault(cli: &Cli) -> Result<Vault> {
+    let root = match &cli.vault {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().context("cannot read the current directory")?,
+    };
+    Ok(Vault::open(&root, &open_options(cli))?)
+}
+/// The scan settings given by flags (added to the vault's config file).
+pub(crate) fn open_options(cli: &Cli) -> OpenOptions {
+    OpenOptions {
+        include: cli.include.clone(),
+        exclude: cli.exclude.clone(),
+        max_file_bytes: cli.max_file_mb.map(|mb| (mb * 1024.0 * 1024.0) as u64),
+        skip_dirs: Vec::new(),
+    }
+}
+pub(crate) fn vault_root(cli: &Cli) -> Result<PathBuf> {
+    let root = match &cli.vault {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().context("cannot read the current directory")?,
+    };
+    root.canonicalize()
+        .with_context(|| format!("cannot open vault {}", root.display()))
+}
+pub(crate) fn index_location(cli: &Cli) -> Result<IndexLocation> {
+    Ok(match &cli.index_dir {
+        Some(dir) => IndexLocation::new(dir.clone()),
+        None => IndexLocation::default_for(&vault_root(cli)?),
+    })
+}
+/// A NOTE argument: a vault-relative path or a name resolved like a wikilink, else a path to a
+/// file inside the vault (relative to the current directory, or absolute). Anything that leads
+/// outside the vault is refused.
+pub(crate) fn find_note(vault: &Vault, arg: &str) -> Result<usize> {
+    let as_path = Path::new(arg);
+    // A name or path that is a note of the vault wins over a file of the same name in the
+    // current directory (`quire --vault V outline README.md` run beside another README.md).
+    if !as_path.is_absolute()
+        && let Ok(i) = vault.find_note(arg)
+    {
+        return Ok(i);
+    }
+    if (as_path.is_absolute() || as_path.exists())
+        && let Ok(canonical) = as_path.canonicalize()
+    {
+        let Ok(rel) = canonical.strip_prefix(&vault.root) else {
+            return Err(VaultError::OutsideVault(arg.to_string()).into());
+        };
+        let rel = rel.to_string_lossy().replace('\\', "/");
+        return vault.index_of(&rel).ok_or_else(|| {
+            anyhow::anyhow!(
+                "`{arg}` is in the vault but is not a note that was read (see `quire scan`)"
+            )
+        });
+    }
+    Ok(vault.find_note(arg)?)
+}
+pub(crate) fn print_json(out: &mut String, value: &impl serde::Serialize) {
+    out.push_str(&to_canonical_json(value));
+}
+/// The embedding model, if one is available (a missing default model is not an error: quire
+/// then works with BM25 alone and says so).
+pub(crate) fn load_embedder(cli: &Cli) -> Result<Option<Arc<dyn Embedder>>> {
+    if cli.no_embeddings {
+        return Ok(None);
+    }
+    // An OpenAI-compatible server when QUIRE_EMBED_BASE_URL is set; else the local model.
+    if let Some(config) = quire_embed::RemoteConfig::from_env() {
+        let url = config.base_url.clone();
+        let remote = quire_embed::RemoteEmbedder::connect(config)
+            .with_context(|| format!("cannot reach the embeddings endpoint {url}"))?;
+        return Ok(Some(Arc::new(remote)));
+    }
+    let path = cli
+        .model
+        .clone()
+        .unwrap_or_else(quire_embed::default_model_path);
+    if !path.exists() {
+        if cli.model.is_some() {
+            bail!("no model file at {}", path.display());
+        }
+        eprintln!(
+            "quire: no embedding model at {} (run scripts/fetch-model.sh): using BM25 only",
+            path.display()
+        );
+        return Ok(None);
+    }
+    let model = quire_embed::load_local(&path)
+        .with_context(|| format!("cannot load the model {}", path.display()))?;
+    Ok(Some(Arc::from(model)))
+}
+/// What similar notes and duplicates say when they cannot run without vectors: with
+/// `--no-embeddings` that the flag is why, not that a model must be fetched.
+pub(crate) fn needs_vectors(cli: &Cli, err: quire_search::SearchError) -> anyhow::Error {
+    match err {
+        quire_search::SearchError::NoEmbeddings(_) if cli.no_embeddings => anyhow::anyhow!(
+            "this command compares the notes' vectors, and --no-embeddings loads no model: run it without --no-embeddings"
+        ),
+        other => other.into(),
+    }
+}
+pub(crate) fn open_searcher(cli: &Cli, embedder: Option<Arc<dyn Embedder>>) -> Result<Searcher> {
+    let location = index_location(cli)?;
+    let searcher = quire_app::live::open_searcher(&location, "quire")?;
+    Ok(match embedder {
+        Some(e) => searcher.with_embedder(e),
+        None => searcher,
+    })
+}
+pub(crate) fn truncate(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        format!("{}…", s.chars().take(max).collect::<String>())
+    }
+}

@@ -1,0 +1,160 @@
+//! `quire eval`: retrieval quality on a BEIR-layout test set, or on the vault itself.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Result, bail};
+use quire_index::{SyncOptions, sync};
+
+use crate::Cli;
+use crate::common::{
+    index_location, load_embedder, open_options, open_searcher, open_vault, print_json,
+};
+use crate::progress;
+use quire_search::vault_eval::VaultEvalReport;
+
+/// `quire eval DIR`: nDCG@10, recall@10/100 and MRR@10 of every retriever on a test set.
+pub(crate) fn test_set(
+    cli: &Cli,
+    dir: &Path,
+    title_boost: f32,
+    out: &mut String,
+) -> Result<ExitCode> {
+    let set = quire_search::eval::TestSet::load(dir)?;
+    let boosts = quire_index::Boosts {
+        title: title_boost,
+        ..Default::default()
+    };
+    let embedder = load_embedder(cli)?;
+    let cache = dirs_cache();
+    let report = quire_search::eval::evaluate(&set, boosts, embedder.as_deref(), Some(&cache))?;
+    if cli.json {
+        print_json(out, &report);
+        return Ok(ExitCode::SUCCESS);
+    }
+    outln!(
+        out,
+        "{}: {} queries over {} documents",
+        dir.display(),
+        report.queries,
+        report.documents
+    );
+    outln!(out, "retriever  nDCG@10  recall@10  recall@100  MRR@10");
+    for name in report.ndcg_at_10.keys() {
+        outln!(
+            out,
+            "{name:<9}  {:.4}   {:.4}     {:.4}      {:.4}",
+            report.ndcg_at_10[name],
+            report.recall_at_10[name],
+            report.recall_at_100[name],
+            report.mrr_at_10[name]
+        );
+    }
+    if embedder.is_none() {
+        outln!(
+            out,
+            "{}",
+            if cli.no_embeddings {
+                "(vector and hybrid were not run: --no-embeddings was given)"
+            } else {
+                "(vector and hybrid need the embedding model: run scripts/fetch-model.sh)"
+            }
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `quire eval` without DIR: queries made from the vault's own headings and link lines, run
+/// against its index (synced first) in every mode the index supports.
+pub(crate) fn vault(cli: &Cli, per_kind: usize, list: bool, out: &mut String) -> Result<ExitCode> {
+    let vault = open_vault(cli)?;
+    let queries = quire_search::vault_eval::vault_queries(&vault, per_kind);
+    if list {
+        if cli.json {
+            print_json(out, &queries);
+        } else {
+            for q in &queries {
+                outln!(out, "{:?}\t{}\t{}", q.kind, q.text, q.relevant);
+            }
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    if queries.is_empty() {
+        bail!(
+            "the vault has no headings (level 2+, unique, two words or more) or link lines to make queries from"
+        );
+    }
+    let embedder = load_embedder(cli)?;
+    let location = index_location(cli)?;
+    let options = SyncOptions {
+        open: open_options(cli),
+        rebuild: false,
+        embedder: embedder.clone(),
+    };
+    let progress = progress::SyncBar::new(cli.json);
+    sync(&vault.root, &location, &options, &progress)?;
+    progress.finish();
+    let searcher = open_searcher(cli, embedder.clone())?;
+    let mut modes = vec![quire_search::Mode::Bm25];
+    if embedder.is_some() && searcher.space()?.is_some() {
+        modes.extend([quire_search::Mode::Vector, quire_search::Mode::Hybrid]);
+    }
+    let report = quire_search::vault_eval::evaluate_vault(&searcher, &queries, &modes)?;
+    if cli.json {
+        print_json(out, &report);
+    } else {
+        render_vault_report(out, &vault.root, &report);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn render_vault_report(out: &mut String, root: &Path, report: &VaultEvalReport) {
+    outln!(
+        out,
+        "{}: {} queries from the vault ({} headings, {} link lines); one relevant note each",
+        root.display(),
+        report.queries,
+        report
+            .queries_by_kind
+            .get(&quire_search::vault_eval::QueryKind::Heading)
+            .copied()
+            .unwrap_or(0),
+        report
+            .queries_by_kind
+            .get(&quire_search::vault_eval::QueryKind::Link)
+            .copied()
+            .unwrap_or(0),
+    );
+    outln!(
+        out,
+        "retriever  nDCG@10  recall@10  recall@100  MRR@10   nDCG@10 headings  links"
+    );
+    for name in report.ndcg_at_10.keys() {
+        let kind = |k| {
+            report
+                .ndcg_at_10_by_kind
+                .get(&k)
+                .and_then(|m| m.get(name))
+                .map(|v| format!("{v:.4}"))
+                .unwrap_or_else(|| "-".into())
+        };
+        outln!(
+            out,
+            "{name:<9}  {:.4}   {:.4}     {:.4}      {:.4}   {:<16}  {}",
+            report.ndcg_at_10[name],
+            report.recall_at_10[name],
+            report.recall_at_100[name],
+            report.mrr_at_10[name],
+            kind(quire_search::vault_eval::QueryKind::Heading),
+            kind(quire_search::vault_eval::QueryKind::Link),
+        );
+    }
+}
+/// Where `quire eval` caches corpus vectors.
+fn dirs_cache() -> PathBuf {
+    quire_embed::default_model_path()
+        .parent()
+        .and_then(Path::parent)
+        .map(|p| p.join("eval-cache"))
+        .unwrap_or_else(|| std::env::temp_dir().join("quire-eval-cache"))
+}

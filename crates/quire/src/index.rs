@@ -1,0 +1,80 @@
+//! `quire index` and `quire status`: bring the index up to date, and report its coverage.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use quire_index::{SyncOptions, sync};
+use quire_search::Searcher;
+
+use crate::Cli;
+use crate::common::{index_location, load_embedder, open_options, print_json, vault_root};
+use crate::progress;
+
+pub(crate) fn index(cli: &Cli, rebuild: bool, out: &mut String) -> Result<ExitCode> {
+    let location = index_location(cli)?;
+    let options = SyncOptions {
+        open: open_options(cli),
+        rebuild,
+        embedder: load_embedder(cli)?,
+    };
+    let progress = progress::SyncBar::new(cli.json);
+    let stats = sync(&vault_root(cli)?, &location, &options, &progress)?;
+    progress.finish();
+    if cli.json {
+        print_json(out, &stats);
+        return Ok(ExitCode::SUCCESS);
+    }
+    outln!(
+        out,
+        "indexed {} notes ({} unchanged, {} deleted, {} skipped); {} chunks, {} embedded, {} reused; generation {} in {:.2}s",
+        stats.notes_indexed,
+        stats.notes_unchanged,
+        stats.notes_deleted,
+        stats.notes_skipped.len(),
+        stats.chunks_total,
+        stats.chunks_embedded,
+        stats.chunks_reused,
+        stats.generation,
+        stats.seconds
+    );
+    for s in &stats.notes_skipped {
+        outln!(out, "skipped  {}: {}", s.path, s.reason);
+    }
+    outln!(out, "index: {}", location.dir.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(crate) fn status(cli: &Cli, out: &mut String) -> Result<ExitCode> {
+    let location = index_location(cli)?;
+    let searcher = Searcher::open_any(&location)?;
+    let report = quire_app::StatusReport::of(&searcher, location.dir.clone(), usize::MAX)?;
+    let index_bytes = dir_size(&location.dir);
+    if cli.json {
+        let mut status = serde_json::to_value(&report)?;
+        status["index_bytes"] = index_bytes.into();
+        print_json(out, &status);
+    } else {
+        let text = quire_app::status::StatusText {
+            report: &report,
+            index_bytes,
+        };
+        out.push_str(&text.to_string());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn dir_size(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| match e.metadata() {
+                    Ok(m) if m.is_dir() => dir_size(&e.path()),
+                    Ok(m) => m.len(),
+                    Err(_) => 0,
+                })
+                .sum()
+        })
+        .unwrap_or(0)
+}

@@ -1,0 +1,147 @@
+//! `quire search`, `quire similar` and `quire duplicates`: the commands that rank notes from
+//! the index.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use quire_index::Filter;
+use quire_search::{Mode, SearchRequest, SearchResults};
+use serde_json::json;
+
+use crate::Cli;
+use crate::common::{
+    find_note, load_embedder, needs_vectors, open_searcher, open_vault, print_json, truncate,
+};
+
+/// `search`'s flags.
+pub(crate) struct SearchFlags<'a> {
+    pub query: &'a str,
+    pub k: usize,
+    pub mode: Option<Mode>,
+    pub folder: Option<&'a str>,
+    pub tag: Option<&'a str>,
+}
+
+pub(crate) fn search(cli: &Cli, flags: SearchFlags<'_>, out: &mut String) -> Result<ExitCode> {
+    let embedder = if flags.mode != Some(Mode::Bm25) {
+        load_embedder(cli)?
+    } else {
+        None
+    };
+    let searcher = open_searcher(cli, embedder)?;
+    let mut request = SearchRequest::new(flags.query.to_string());
+    request.k = flags.k.clamp(1, 200);
+    request.mode = match flags.mode {
+        Some(mode) => mode,
+        None => searcher.default_mode()?,
+    };
+    request.filter = Filter {
+        folder: flags.folder.map(str::to_string),
+        tag: flags.tag.map(str::to_string),
+    };
+    let results = searcher.search(&request)?;
+    if cli.json {
+        print_json(out, &results);
+    } else {
+        let root = searcher.store().meta("vault_root")?.unwrap_or_default();
+        let vault_name = Path::new(&root)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        render_results(out, flags.query, &vault_name, &results);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn render_results(out: &mut String, query: &str, vault_name: &str, results: &SearchResults) {
+    if results.results.is_empty() {
+        outln!(out, "no results for `{query}`");
+    }
+    for (rank, note) in results.results.iter().enumerate() {
+        outln!(
+            out,
+            "{}. {} — {}  ({:.2})",
+            rank + 1,
+            note.path,
+            note.title,
+            note.score
+        );
+        outln!(out, "   {}", obsidian_uri(vault_name, &note.path));
+        for s in &note.sections {
+            outln!(
+                out,
+                "   {}:{}-{}  {}",
+                note.path,
+                s.start_line,
+                s.end_line,
+                s.heading_path.join(" > ")
+            );
+            outln!(
+                out,
+                "      {}",
+                truncate(&s.snippet.replace('\n', " "), 160)
+            );
+        }
+    }
+}
+
+pub(crate) fn similar(cli: &Cli, note: &str, k: usize, out: &mut String) -> Result<ExitCode> {
+    let searcher = open_searcher(cli, load_embedder(cli)?)?;
+    let vault = open_vault(cli)?;
+    let path = vault.notes[find_note(&vault, note)?].path.clone();
+    let similar = searcher
+        .similar(&path, k.clamp(1, 200))
+        .map_err(|e| needs_vectors(cli, e))?;
+    if cli.json {
+        print_json(out, &json!({ "path": path, "similar": similar }));
+    } else {
+        for s in &similar {
+            outln!(out, "{:.3}  {} — {}", s.score, s.path, s.title);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(crate) fn duplicates(
+    cli: &Cli,
+    threshold: f32,
+    limit: usize,
+    out: &mut String,
+) -> Result<ExitCode> {
+    let searcher = open_searcher(cli, load_embedder(cli)?)?;
+    let pairs = searcher
+        .duplicates(threshold, limit)
+        .map_err(|e| needs_vectors(cli, e))?;
+    if cli.json {
+        print_json(out, &json!({ "threshold": threshold, "pairs": pairs }));
+    } else if pairs.is_empty() {
+        outln!(out, "no pairs of notes with similarity ≥ {threshold}");
+    } else {
+        for p in &pairs {
+            outln!(out, "{:.3}  {}  ~  {}", p.score, p.a, p.b);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `obsidian://open?vault=…&file=…` for a note.
+fn obsidian_uri(vault: &str, path: &str) -> String {
+    let file = path.strip_suffix(".md").unwrap_or(path);
+    format!(
+        "obsidian://open?vault={}&file={}",
+        uri_encode(vault),
+        uri_encode(file)
+    )
+}
+fn uri_encode(s: &str) -> String {
+    let mut out = String::new();
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
