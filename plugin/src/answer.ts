@@ -1,6 +1,7 @@
 /**
- * Showing an answer or a draft: its Markdown made safe to render, its checked citations as links
- * to their source cards, the cards themselves, and the line that says what kind of answer it is.
+ * Showing an answer, a draft or a reflection: its Markdown made safe to render, its checked
+ * citations as links to their source cards, its wikilinks as links that open their notes, the
+ * cards themselves, and the line that says what kind of answer it is.
  *
  * Answers are untrusted text (a model's output, or quoted notes): they are rendered by Obsidian's
  * own Markdown renderer after `safeMarkdown`, and every other piece is set as text.
@@ -90,6 +91,25 @@ export function linkCitations(root: HTMLElement, citable: ReadonlySet<string>, o
     text.replaceWith(fragment);
   }
   return linked;
+}
+
+/**
+ * Makes the wikilinks of rendered Markdown open their notes through `open` (given the link's
+ * target, `Note#Heading`). Obsidian's renderer writes `[[Note#Heading|text]]` as
+ * `<a class="internal-link" data-href="Note#Heading">`, and in a plugin's own view nothing opens
+ * it unless the view does. Returns how many links there are.
+ */
+export function openInternalLinks(root: HTMLElement, open: (linktext: string) => void): number {
+  const links = Array.from(root.querySelectorAll("a.internal-link"));
+  for (const link of links) {
+    const target = link.getAttribute("data-href") ?? link.getAttribute("href");
+    if (!target) continue;
+    link.addEventListener("click", (event) => {
+      event.preventDefault();
+      open(target);
+    });
+  }
+  return links.length;
 }
 
 /** What kind of answer it is, in words. */

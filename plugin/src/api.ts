@@ -57,7 +57,8 @@ export interface Related {
 
 export interface LastSync {
   kind: "index" | "sync_failed";
-  data: { at?: string; message?: string; generation?: number };
+  /** `running`: a failure that reports a sync still running after a long time (a stall). */
+  data: { at?: string; message?: string; generation?: number; running?: boolean };
 }
 
 /** `GET /api/status`. The counts are there when `ready` is. */
@@ -68,6 +69,8 @@ export interface ServerStatus {
   vault?: string;
   vault_root?: string;
   watching?: boolean;
+  /** A sync attempt is running now. */
+  syncing?: boolean;
   generation?: number;
   notes_indexed?: number;
   chunks?: number;
@@ -99,6 +102,42 @@ export interface Answer {
   citations: { id: string; path: string; start_line: number; end_line: number }[];
   invalid_citations: string[];
   sources: SourceCard[];
+  warnings: string[];
+  model?: string | null;
+  /** The conversation this answer belongs to: sent back with a follow-up question. */
+  conversation?: string;
+}
+
+/** What `POST /api/ask` is asked with, besides the question. */
+export interface AskOptions {
+  /** The retriever; empty for the server's default. */
+  mode?: SearchMode | "";
+  /** Continue this conversation (the `conversation` of an earlier answer). */
+  conversation?: string | null;
+}
+
+/** The days `POST /api/reflect` covers: an ISO week (`2026-W48`), or a first and last day. */
+export type ReflectRange = { week: string } | { from: string; to: string };
+
+/** A daily note the reflection was written from. */
+export interface ReflectedDay {
+  id: string;
+  /** `YYYY-MM-DD`. */
+  date: string;
+  path: string;
+  /** Its wikilink target, as the reflection writes it (`[[2026-11-24]]`). */
+  link: string;
+  cited: boolean;
+}
+
+/** The `done` event of `POST /api/reflect`. */
+export interface Reflection {
+  kind: AnswerKind;
+  range: { from: string; to: string };
+  /** Markdown; each point cites its day as a `[[wikilink]]`. */
+  reflection: string;
+  days: ReflectedDay[];
+  invalid_citations: string[];
   warnings: string[];
   model?: string | null;
 }
@@ -134,7 +173,8 @@ export function isAbort(error: unknown): boolean {
   return error instanceof Error && error.name === "AbortError";
 }
 
-function abortError(): Error {
+/** The error a cancelled request ends with (what `isAbort` recognizes). */
+export function abortError(): Error {
   const error = new Error("The request was cancelled.");
   error.name = "AbortError";
   return error;
@@ -276,10 +316,10 @@ export class QuireClient {
   }
 
   /**
-   * `POST /api/ask` or `/api/draft`: `onText` gets the text as it is written; resolves with the
-   * `done` event's object.
+   * `POST /api/ask`, `/api/draft` or `/api/reflect`: `onText` gets the text as it is written;
+   * resolves with the `done` event's object.
    */
-  async generate<T>(path: "/api/ask" | "/api/draft", body: object, onText: (text: string) => void, signal?: AbortSignal): Promise<T> {
+  async generate<T>(path: "/api/ask" | "/api/draft" | "/api/reflect", body: object, onText: (text: string) => void, signal?: AbortSignal): Promise<T> {
     let result: T | undefined;
     let failure: QuireError | undefined;
     const handle = this.stream(
@@ -301,8 +341,15 @@ export class QuireClient {
     return result;
   }
 
-  ask(question: string, mode: SearchMode | "", onText: (text: string) => void, signal?: AbortSignal): Promise<Answer> {
-    return this.generate<Answer>("/api/ask", mode ? { question, mode } : { question }, onText, signal);
+  ask(question: string, options: AskOptions, onText: (text: string) => void, signal?: AbortSignal): Promise<Answer> {
+    const body: { question: string; mode?: SearchMode; conversation?: string } = { question };
+    if (options.mode) body.mode = options.mode;
+    if (options.conversation) body.conversation = options.conversation;
+    return this.generate<Answer>("/api/ask", body, onText, signal);
+  }
+
+  reflect(range: ReflectRange, onText: (text: string) => void, signal?: AbortSignal): Promise<Reflection> {
+    return this.generate<Reflection>("/api/reflect", range, onText, signal);
   }
 
   draft(note: string, heading: string, onText: (text: string) => void, signal?: AbortSignal): Promise<Draft> {

@@ -3,20 +3,24 @@
  * the server writes it, then is rendered as Markdown, with its checked citations linked to
  * source cards that open the note at the cited lines. A stop button cancels the request.
  *
- * The server answers each question on its own (`POST /api/ask` takes no history yet), so the
- * conversation is kept here for reading, and each question is sent alone.
+ * The server keeps the conversation (`POST /api/ask` answers with a `conversation` id, sent back
+ * with each follow-up): the model sees the earlier turns, and a passage keeps its id (`S2`) for
+ * the whole conversation. A conversation the server no longer has (it keeps one for an hour
+ * after its last turn, while it runs) is said to have ended, and the question starts a new one.
  */
 import { Component, ItemView, MarkdownRenderer, type WorkspaceLeaf } from "obsidian";
-import { isAbort, QuireError, type Answer, type SourceCard } from "./api";
-import { answerWarnings, kindLabel, linkCitations, renderSourceCards, safeMarkdown } from "./answer";
+import { abortError, isAbort, QuireError, type Answer, type SourceCard } from "./api";
+import { answerWarnings, kindLabel, linkCitations, openInternalLinks, renderSourceCards, safeMarkdown } from "./answer";
 import type { QuireHost } from "./host";
 
 export const ASK_VIEW = "quire-ask";
 
-interface Turn {
-  question: string;
-  answer: Answer | null;
-}
+/**
+ * After the user stops an answer, the server needs a moment to notice and let go of it; until
+ * then the next question is refused as `busy`, and is sent again for this long.
+ */
+const STOPPED_SETTLE_MS = 10_000;
+const BUSY_RETRY_MS = 300;
 
 /** The elements of one answer, filled as it arrives. */
 interface AnswerEls {
@@ -32,8 +36,13 @@ export class AskView extends ItemView {
   private buttonEl!: HTMLButtonElement;
   private running: AbortController | null = null;
   /** Owns what the Markdown renderer made for this conversation. */
-  private conversation = new Component();
-  private turns: Turn[] = [];
+  private rendered = new Component();
+  /** The server's id of this conversation, from its last answer; null before the first. */
+  private conversation: string | null = null;
+  /** Counts the conversations of this view, so that an answer that lands after "New conversation" is not taken as part of the new one. */
+  private generation = 0;
+  /** When the user last stopped an answer (ms since the epoch). */
+  private stoppedAt = 0;
 
   constructor(
     leaf: WorkspaceLeaf,
@@ -70,10 +79,10 @@ export class AskView extends ItemView {
       attr: { rows: 3, "aria-label": "Question" },
     });
     const row = form.createDiv({ cls: "quire-ask-row" });
-    row.createSpan({ cls: "quire-hint", text: "Enter asks; shift+enter starts a new line. Each question is answered on its own." });
+    row.createSpan({ cls: "quire-hint", text: "Enter asks; shift+enter starts a new line. A question follows on from the answers above." });
     this.buttonEl = row.createEl("button", { cls: "mod-cta quire-ask-button", text: "Ask", attr: { type: "button" } });
     this.buttonEl.addEventListener("click", () => {
-      if (this.running) this.running.abort();
+      if (this.running) this.stop();
       else void this.ask(this.inputEl.value);
     });
     this.inputEl.addEventListener("keydown", (event) => {
@@ -82,7 +91,7 @@ export class AskView extends ItemView {
         if (!this.running) void this.ask(this.inputEl.value);
       }
     });
-    this.addChild(this.conversation);
+    this.addChild(this.rendered);
   }
 
   override async onClose(): Promise<void> {
@@ -90,13 +99,23 @@ export class AskView extends ItemView {
     this.contentEl.empty();
   }
 
-  /** Starts a new conversation: the answers so far are dropped. */
+  /** Starts a new conversation: the answers so far are dropped, and the next question is asked on its own. */
   clear(): void {
-    this.running?.abort();
-    this.turns = [];
-    this.removeChild(this.conversation);
-    this.conversation = this.addChild(new Component());
+    if (this.running) {
+      this.stop();
+      this.running = null;
+      this.setButton(false);
+    }
+    this.generation++;
+    this.conversation = null;
+    this.removeChild(this.rendered);
+    this.rendered = this.addChild(new Component());
     this.logEl.empty();
+  }
+
+  private stop(): void {
+    this.stoppedAt = Date.now();
+    this.running?.abort();
   }
 
   /** Asks `question`, showing the answer as it arrives; resolves when it is complete or stopped. */
@@ -104,8 +123,6 @@ export class AskView extends ItemView {
     question = question.trim();
     if (!question || this.running) return;
     this.inputEl.value = "";
-    const turn: Turn = { question, answer: null };
-    this.turns.push(turn);
     const turnEl = this.logEl.createDiv({ cls: "quire-turn" });
     turnEl.createDiv({ cls: "quire-question", text: question });
     const answerEl = turnEl.createDiv({ cls: "quire-answer" });
@@ -116,34 +133,64 @@ export class AskView extends ItemView {
       sources: answerEl.createEl("ul", { cls: "quire-sources" }),
     };
     const controller = new AbortController();
+    const generation = this.generation;
     this.running = controller;
     this.setButton(true);
     let text = "";
+    const onText = (piece: string) => {
+      if (!text) els.meta.setText("Writing…");
+      text += piece;
+      els.body.setText(text);
+      this.scrollToEnd();
+    };
     try {
-      const answer = await this.host.client().ask(
-        question,
-        this.host.settings.searchMode,
-        (piece) => {
-          if (!text) els.meta.setText("Writing…");
-          text += piece;
-          els.body.setText(text);
-          this.scrollToEnd();
-        },
-        controller.signal,
-      );
-      turn.answer = answer;
+      let answer: Answer;
+      try {
+        answer = await this.send(question, els, onText, controller.signal);
+      } catch (error) {
+        if (!this.conversation || !(error instanceof QuireError) || error.status !== 404 || error.code !== "not_found") throw error;
+        // The server no longer has the conversation: say so above this question, and ask it anew.
+        this.conversation = null;
+        turnEl.before(
+          createDiv({
+            cls: "quire-conversation-ended",
+            text: "The conversation above has ended on the server (quire keeps one for an hour after its last answer, while it runs). This question starts a new one.",
+          }),
+        );
+        answer = await this.send(question, els, onText, controller.signal);
+      }
+      if (generation !== this.generation) return;
+      if (answer.conversation) this.conversation = answer.conversation;
       await this.showAnswer(els, answer);
     } catch (error) {
       els.body.removeClass("is-streaming");
       if (isAbort(error)) {
-        els.meta.setText(text ? "Stopped. The answer above is incomplete." : "Stopped.");
+        // The server leaves a stopped turn out of the conversation.
+        els.meta.setText(text ? "Stopped. The answer above is incomplete and is left out of the conversation." : "Stopped.");
       } else {
         els.meta.setText(askProblem(error));
         answerEl.addClass("is-error");
       }
     } finally {
-      if (this.running === controller) this.running = null;
-      this.setButton(false);
+      if (this.running === controller) {
+        this.running = null;
+        this.setButton(false);
+      }
+    }
+  }
+
+  /** One request for the answer, in this conversation; sent again while a stopped answer still holds the server. */
+  private async send(question: string, els: AnswerEls, onText: (text: string) => void, signal: AbortSignal): Promise<Answer> {
+    for (;;) {
+      try {
+        return await this.host.client().ask(question, { mode: this.host.settings.searchMode, conversation: this.conversation }, onText, signal);
+      } catch (error) {
+        const settling = Date.now() - this.stoppedAt < STOPPED_SETTLE_MS;
+        if (!(error instanceof QuireError) || error.code !== "busy" || !settling) throw error;
+        els.meta.setText("Waiting for the stopped answer to end…");
+        await new Promise((resolve) => window.setTimeout(resolve, BUSY_RETRY_MS));
+        if (signal.aborted) throw abortError();
+      }
     }
   }
 
@@ -165,7 +212,8 @@ export class AskView extends ItemView {
     const cards = renderSourceCards(els.sources, answer.sources, (card) => void this.openSource(card));
     els.body.empty();
     els.body.removeClass("is-streaming");
-    await MarkdownRenderer.render(this.app, safeMarkdown(answer.answer), els.body, "", this.conversation);
+    await MarkdownRenderer.render(this.app, safeMarkdown(answer.answer), els.body, "", this.rendered);
+    openInternalLinks(els.body, (linktext) => void this.app.workspace.openLinkText(linktext, "", false));
     // Only a model's answer cites: an extractive answer quotes notes, whose `[S1]` is their own text.
     const citable = new Set(answer.kind === "generated" ? answer.citations.map((c) => c.id) : []);
     linkCitations(els.body, citable, (id) => {
@@ -189,7 +237,9 @@ function askProblem(error: unknown): string {
     case "unreachable":
       return `${error.message}. It reconnects by itself; see the status bar.`;
     case "busy":
-      return "quire is writing other answers; ask again when one has finished.";
+      return error.status === 409
+        ? "The previous question of this conversation is still being answered; ask again when it has finished."
+        : "quire is writing other answers; ask again when one has finished.";
     case "llm_error":
       return `The language model failed: ${error.message}`;
     default:

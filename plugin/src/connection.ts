@@ -3,8 +3,13 @@
  * up, and when it is not, says so once (with what to do) and tries again by itself, waiting
  * longer each time (1 s, 2 s, 4 s … up to 30 s). When the settings ask for it, it starts the
  * server first.
+ *
+ * Whether a sync is running is the server's word: `syncing` in `/api/status` and in the `hello`
+ * event, then `sync_started` until its `index` or `sync_failed` (a `sync_failed` that says
+ * `running` reports a sync that is slow to finish, not its end).
  */
 import { QuireError, type QuireClient, type ServerStatus, type StreamHandle } from "./api";
+import type { SseEvent } from "./sse";
 
 export type ConnectionState =
   | { kind: "connecting" }
@@ -22,6 +27,8 @@ export interface IndexEvent {
   upserts?: string[];
   deletes?: string[];
   message?: string;
+  /** Of `sync_failed`: the attempt is still running (it is slow, it has not failed yet). */
+  running?: boolean;
 }
 
 export interface ConnectionHost {
@@ -42,16 +49,12 @@ export interface Backoff {
   maxMs: number;
 }
 
-/** How long a change in the vault shows as "syncing" at most without an `index` event. */
-const SYNC_PENDING_MS = 20_000;
-
 export class Connection {
   state: ConnectionState = { kind: "connecting" };
-  /** A note changed and its sync has not been reported yet, or a sync is reported as stalled. */
+  /** The server is syncing the index with the vault. */
   syncing = false;
   private stopped = true;
   private timer: number | null = null;
-  private syncTimer: number | null = null;
   private delay: number;
   private events: StreamHandle | null = null;
   /** The trouble last told to the user, so that each is told once until it is over. */
@@ -75,8 +78,6 @@ export class Connection {
   stop(): void {
     this.stopped = true;
     this.clearTimer();
-    if (this.syncTimer !== null) window.clearTimeout(this.syncTimer);
-    this.syncTimer = null;
     this.events?.close();
     this.events = null;
   }
@@ -92,26 +93,10 @@ export class Connection {
     this.start();
   }
 
-  /** A note changed: the server syncs it shortly (it debounces file events). */
-  noteChanged(): void {
-    if (this.state.kind !== "online") return;
-    this.setSyncing(true);
-  }
-
   private setSyncing(syncing: boolean): void {
-    if (this.syncTimer !== null) window.clearTimeout(this.syncTimer);
-    this.syncTimer = null;
-    if (syncing) {
-      this.syncTimer = window.setTimeout(() => {
-        this.syncTimer = null;
-        this.syncing = false;
-        void this.refresh();
-      }, SYNC_PENDING_MS);
-    }
-    if (this.syncing !== syncing) {
-      this.syncing = syncing;
-      this.host.changed();
-    }
+    if (this.syncing === syncing) return;
+    this.syncing = syncing;
+    this.host.changed();
   }
 
   private clearTimer(): void {
@@ -144,6 +129,7 @@ export class Connection {
 
   private down(state: { kind: "offline" | "refused"; message: string }): void {
     this.wasDown = true;
+    this.syncing = false;
     this.events?.close();
     this.events = null;
     this.set(state);
@@ -214,6 +200,7 @@ export class Connection {
     this.wasDown = false;
     this.told = null;
     this.delay = this.backoff.firstMs;
+    this.syncing = status.syncing === true;
     this.set({ kind: "online", status });
     if (recovered) this.host.notify(`Connected to quire: ${status.notes_indexed ?? 0} notes indexed.`);
     this.follow();
@@ -230,12 +217,18 @@ export class Connection {
     }
   }
 
-  /** Reads /api/status again (after an index event), quietly. */
-  private async refresh(): Promise<void> {
+  /**
+   * Reads /api/status again (after an index event), quietly. `withSyncing` takes the server's
+   * `syncing` too: after events were missed; otherwise the events say it, and a status read
+   * before the last of them would say it wrong.
+   */
+  private async refresh(withSyncing = false): Promise<void> {
     if (this.stopped || this.state.kind !== "online") return;
     try {
       const status = await this.host.client().status();
-      if (!this.stopped && status.ready) this.set({ kind: "online", status });
+      if (this.stopped || !status.ready) return;
+      if (withSyncing) this.syncing = status.syncing === true;
+      this.set({ kind: "online", status });
     } catch {
       // The events stream ends too when the server goes away; that path says so.
     }
@@ -244,23 +237,7 @@ export class Connection {
   /** Follows /api/events while the server is up; when the stream ends, checks the server again. */
   private follow(): void {
     if (this.events || this.stopped) return;
-    const handle = this.host.client().stream("/api/events", undefined, (event) => {
-      if (event.name === "index" || event.name === "sync_failed") {
-        const data = JSON.parse(event.data) as IndexEvent;
-        if (event.name === "index") {
-          this.setSyncing(false);
-          if (this.state.kind === "indexing") void this.attempt();
-          else void this.refresh();
-        } else {
-          // A sync that hangs is reported as a failure every while until it ends.
-          this.setSyncing(/has been running/.test(data.message ?? ""));
-          void this.refresh();
-        }
-        this.host.indexEvent(event.name, data);
-      } else if (event.name === "lagged") {
-        void this.refresh();
-      }
-    });
+    const handle = this.host.client().stream("/api/events", undefined, (event) => this.onEvent(event));
     this.events = handle;
     const ended = () => {
       if (this.events !== handle) return;
@@ -270,5 +247,35 @@ export class Connection {
       this.schedule();
     };
     handle.done.then(ended, ended);
+  }
+
+  private onEvent(event: SseEvent): void {
+    switch (event.name) {
+      case "hello":
+        this.setSyncing((JSON.parse(event.data) as { syncing?: boolean }).syncing === true);
+        break;
+      case "sync_started":
+        this.setSyncing(true);
+        break;
+      case "index": {
+        const data = JSON.parse(event.data) as IndexEvent;
+        this.setSyncing(false);
+        if (this.state.kind === "indexing") void this.attempt();
+        else void this.refresh();
+        this.host.indexEvent("index", data);
+        break;
+      }
+      case "sync_failed": {
+        const data = JSON.parse(event.data) as IndexEvent;
+        // A sync that hangs is reported every while, as still running, until it ends.
+        this.setSyncing(data.running === true);
+        void this.refresh();
+        this.host.indexEvent("sync_failed", data);
+        break;
+      }
+      case "lagged":
+        void this.refresh(true);
+        break;
+    }
   }
 }

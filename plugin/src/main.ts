@@ -1,20 +1,23 @@
 /**
- * quire for Obsidian: a thin client of `quire serve`. Search, related notes, questions and
- * drafts come from the server (all the logic is in quire); the plugin shows them in Obsidian and
- * opens notes at the lines the server names. It talks to the configured server and nothing else.
+ * quire for Obsidian: a thin client of `quire serve`. Search, related notes, questions, drafts
+ * and reflections on a week come from the server (all the logic is in quire); the plugin shows
+ * them in Obsidian and opens notes at the lines the server names. It talks to the configured
+ * server and nothing else.
  */
-import { Events, FileSystemAdapter, Notice, Plugin, TAbstractFile, TFile, type WorkspaceLeaf } from "obsidian";
+import { Events, FileSystemAdapter, Notice, Plugin, type WorkspaceLeaf } from "obsidian";
 import { QuireClient } from "./api";
 import { ASK_VIEW, AskView } from "./ask-view";
 import { Connection, type ConnectionState } from "./connection";
 import { draftSection } from "./draft";
 import type { LineRange, QuireHost } from "./host";
 import { openNoteAt } from "./open-note";
+import { REFLECT_VIEW, ReflectView } from "./reflect-view";
 import { SearchModal } from "./search-modal";
 import { ServerProcess } from "./server";
 import { loadSettings, QuireSettingTab, type QuireSettings, type SettingsHost } from "./settings";
 import { SIMILAR_VIEW, SimilarView } from "./similar-view";
 import { statusLine } from "./status";
+import { shiftWeek, weekOf } from "./weeks";
 
 /** How long a notice about a problem stays up. */
 const PROBLEM_NOTICE_MS = 12_000;
@@ -47,11 +50,14 @@ export default class QuirePlugin extends Plugin implements QuireHost, SettingsHo
     this.addSettingTab(new QuireSettingTab(this.app, this));
     this.registerView(SIMILAR_VIEW, (leaf) => new SimilarView(leaf, this));
     this.registerView(ASK_VIEW, (leaf) => new AskView(leaf, this));
+    this.registerView(REFLECT_VIEW, (leaf) => new ReflectView(leaf, this));
 
     this.addRibbonIcon("search", "Search notes with quire", () => this.openSearch());
     this.addCommand({ id: "search", name: "Search notes", callback: () => this.openSearch() });
     this.addCommand({ id: "open-related-notes", name: "Open related notes", callback: () => void this.activateView(SIMILAR_VIEW) });
     this.addCommand({ id: "ask", name: "Ask your vault", callback: () => void this.activateView(ASK_VIEW) });
+    this.addCommand({ id: "reflect-this-week", name: "Reflect on this week", callback: () => void this.reflectOn(weekOf()) });
+    this.addCommand({ id: "reflect-last-week", name: "Reflect on last week", callback: () => void this.reflectOn(shiftWeek(weekOf(), -1)) });
     this.addCommand({ id: "draft-section", name: "Draft this section", editorCallback: (editor, context) => void draftSection(this, editor, context) });
     this.addCommand({ id: "reconnect", name: "Reconnect to the server", callback: () => this.connection.restart() });
 
@@ -79,17 +85,8 @@ export default class QuirePlugin extends Plugin implements QuireHost, SettingsHo
       this.connection.stop();
       this.server.stop();
     });
-    this.app.workspace.onLayoutReady(() => {
-      // Registered once the vault is loaded, so that loading it does not count as changes.
-      const changed = (file: TAbstractFile) => {
-        if (file instanceof TFile && file.extension === "md") this.connection.noteChanged();
-      };
-      this.registerEvent(this.app.vault.on("modify", changed));
-      this.registerEvent(this.app.vault.on("create", changed));
-      this.registerEvent(this.app.vault.on("delete", changed));
-      this.registerEvent(this.app.vault.on("rename", changed));
-      this.connection.start();
-    });
+    // Once the vault is loaded, as Obsidian asks of work that is not needed to show the app.
+    this.app.workspace.onLayoutReady(() => this.connection.start());
   }
 
   client(): QuireClient {
@@ -125,15 +122,23 @@ export default class QuirePlugin extends Plugin implements QuireHost, SettingsHo
     new SearchModal(this).open();
   }
 
-  private async activateView(type: string): Promise<void> {
+  /** Shows the view of `type` in the right sidebar, opening it there if it is not open. */
+  private async activateView(type: string): Promise<WorkspaceLeaf | null> {
     const { workspace } = this.app;
     let leaf: WorkspaceLeaf | null = workspace.getLeavesOfType(type)[0] ?? null;
     if (!leaf) {
       leaf = workspace.getRightLeaf(false);
-      if (!leaf) return;
+      if (!leaf) return null;
       await leaf.setViewState({ type, active: true });
     }
     await workspace.revealLeaf(leaf);
+    return leaf;
+  }
+
+  private async reflectOn(week: string): Promise<void> {
+    // revealLeaf has loaded the view if it was deferred (Obsidian 1.7.2+), so it is a ReflectView here.
+    const leaf = await this.activateView(REFLECT_VIEW);
+    if (leaf?.view instanceof ReflectView) await leaf.view.reflect(week);
   }
 
   private vaultPath(): string | null {

@@ -12,18 +12,12 @@ export const SIMILAR_VIEW = "quire-similar";
 
 /** How many notes similar in meaning the pane asks for. */
 const SIMILAR_K = 10;
-/**
- * The server re-reads the links of the vault just after it reports a sync, so the pane asks
- * again once that is likely done (a large vault takes longer; the next sync catches up).
- */
-const LINKS_SETTLE_MS = 1_500;
 
 export class SimilarView extends ItemView {
   private path: string | null = null;
   private sequence = 0;
   /** The last load failed (the server was down, say): load again when it is back. */
   private failed = false;
-  private settleTimer: number | null = null;
   private headerEl!: HTMLElement;
   private infoEl!: HTMLElement;
   private listEl!: HTMLElement;
@@ -56,14 +50,9 @@ export class SimilarView extends ItemView {
     this.listEl = root.createEl("ul", { cls: "quire-related" });
     this.registerEvent(this.app.workspace.on("file-open", (file) => void this.show(file)));
     this.registerEvent(
+      // The server has read the vault's links again when it reports a sync: one request sees them.
       this.host.events.on("quire:index", () => {
-        if (!this.path) return;
-        void this.fetchRelated(this.path, true);
-        if (this.settleTimer !== null) window.clearTimeout(this.settleTimer);
-        this.settleTimer = window.setTimeout(() => {
-          this.settleTimer = null;
-          if (this.path) void this.fetchRelated(this.path, true);
-        }, LINKS_SETTLE_MS);
+        if (this.path) void this.fetchRelated(this.path, true);
       }),
     );
     this.registerEvent(
@@ -75,7 +64,6 @@ export class SimilarView extends ItemView {
   }
 
   override async onClose(): Promise<void> {
-    if (this.settleTimer !== null) window.clearTimeout(this.settleTimer);
     this.sequence++;
     this.contentEl.empty();
   }

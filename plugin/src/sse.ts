@@ -1,7 +1,7 @@
 /**
  * A reader of server-sent events (https://html.spec.whatwg.org/multipage/server-sent-events.html)
- * for response bodies that arrive in pieces: `quire serve` streams `/api/ask`, `/api/draft` and
- * `/api/events` this way. A piece may end anywhere, even inside a line; an event is complete at
+ * for response bodies that arrive in pieces: `quire serve` streams `/api/ask`, `/api/draft`,
+ * `/api/reflect` and `/api/events` this way. A piece may end anywhere, even inside a line; an event is complete at
  * its blank line.
  */
 

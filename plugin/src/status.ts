@@ -38,7 +38,9 @@ export function statusLine(state: ConnectionState, syncing: boolean, now = Date.
       const status = state.status;
       const notes = status.notes_indexed ?? 0;
       const last = status.last_sync;
-      const failed = last?.kind === "sync_failed";
+      // A failure that says `running` reports a sync that is slow to finish, not its end.
+      const stalled = last?.kind === "sync_failed" && last.data.running === true;
+      const failed = last?.kind === "sync_failed" && !stalled;
       const parts = [`quire: gen ${status.generation ?? 0}`, `${notes} ${notes === 1 ? "note" : "notes"}`];
       if (syncing) parts.push("syncing…");
       else if (failed) parts.push("sync failed");
@@ -46,9 +48,9 @@ export function statusLine(state: ConnectionState, syncing: boolean, now = Date.
         `Index generation ${status.generation ?? 0}: ${notes} notes, ${status.chunks ?? 0} chunks, ${status.embeddings ?? 0} embeddings.`,
         `Search mode: ${status.default_mode ?? "?"}. Language model: ${status.llm ?? "none (answers are extractive)"}.`,
       ];
-      if (last) {
-        facts.push(failed ? `Last sync failed ${ago(last.data.at, now)}: ${last.data.message ?? ""}` : `Last sync ${ago(last.data.at, now)}.`);
-      }
+      if (stalled) facts.push(`A sync is slow: ${last.data.message ?? ""}`);
+      else if (failed) facts.push(`Last sync failed ${ago(last.data.at, now)}: ${last.data.message ?? ""}`);
+      else if (last) facts.push(`Last sync ${ago(last.data.at, now)}.`);
       if (status.watching === false) facts.push("This server does not watch the vault (--no-watch): changes are not indexed.");
       return { text: parts.join(" · "), tooltip: facts.join("\n"), tone: syncing ? "busy" : failed ? "down" : "ok" };
     }

@@ -22,8 +22,10 @@ const ANSWER = [
   "at 1:5:5 in winter [S2]. ",
   "In the fridge it is fed once a week [S2, S99].",
 ];
-const SECOND = ["Bubbles was born on 3 October 2026 [S1]."];
+const FOLLOW_UP = ["In winter it gets **warm water** ", "and the same 1:5:5 feed [S2]."];
 const SLOW = ["One ", "piece ", "at ", "a ", "time ", "until ", "you ", "stop ", "me."];
+const QUICK = ["Quickly: once a day [S1]."];
+const BUBBLES = ["Bubbles was born on 3 October 2026 [S1]."];
 
 let vault: TestVault;
 let chat: FakeChat;
@@ -32,7 +34,7 @@ let loaded: Loaded;
 
 beforeAll(async () => {
   vault = makeVault();
-  chat = await startFakeChat([ANSWER, SECOND, SLOW]);
+  chat = await startFakeChat([ANSWER, FOLLOW_UP, SLOW, QUICK, BUBBLES]);
   server = await startQuire(vault, { chatUrl: chat.url });
   loaded = await loadPlugin(vault.vault, { serverUrl: server.url });
 });
@@ -57,9 +59,25 @@ function ask(view: View, question: string): void {
   key(input, "Enter");
 }
 
+function turns(view: View): HTMLElement[] {
+  return Array.from(view.containerEl.querySelectorAll<HTMLElement>(".quire-turn"));
+}
+
 function lastTurn(view: View): HTMLElement {
-  const turns = view.containerEl.querySelectorAll(".quire-turn");
-  return turns[turns.length - 1] as HTMLElement;
+  const all = turns(view);
+  return all[all.length - 1] as HTMLElement;
+}
+
+/** A turn's source cards: id → `path:start–end`. */
+function cardPlaces(turn: HTMLElement): Map<string, string> {
+  return new Map(
+    Array.from(turn.querySelectorAll(".quire-source-card")).map((card) => [card.getAttribute("data-source") ?? "", card.querySelector(".quire-lines")?.textContent ?? ""]),
+  );
+}
+
+/** The roles of the messages the model got in request `i`. */
+function roles(i: number): string[] {
+  return (chat.requests[i]?.messages ?? []).map((m) => m.role);
 }
 
 describe("ask your vault", () => {
@@ -98,7 +116,6 @@ describe("ask your vault", () => {
     const prompt = JSON.stringify(chat.requests[0]?.messages);
     expect(prompt).toContain("How often do I feed the starter?");
     expect(prompt).toContain("[S1]");
-    await screenshot("ask-view", view.containerEl);
   });
 
   it("opens the note at the cited lines from a source card or a citation", async () => {
@@ -125,15 +142,36 @@ describe("ask your vault", () => {
     }, "the note from the citation");
   });
 
-  it("keeps the conversation and sends each question on its own", async () => {
+  it("continues the conversation: the follow-up carries the first turn, and the sources keep their ids", async () => {
     const view = await askView();
-    ask(view, "When was Bubbles born?");
-    await waitFor(() => view.containerEl.querySelectorAll(".quire-turn").length === 2 && lastTurn(view).querySelector(".quire-source"), "the second answer");
-    expect(lastTurn(view).querySelector(".quire-answer-body")?.textContent).toContain("3 October 2026");
-    const sent = JSON.stringify(chat.requests[1]?.messages);
-    expect(sent).toContain("When was Bubbles born?");
-    expect(sent).not.toContain("How often do I feed the starter?");
-    expect(view.containerEl.querySelectorAll(".quire-turn")).toHaveLength(2);
+    const first = lastTurn(view);
+    const firstCards = cardPlaces(first);
+    ask(view, "And in winter?");
+    await waitFor(() => turns(view).length === 2 && lastTurn(view).querySelector(".quire-source"), "the follow-up's answer");
+    const second = lastTurn(view);
+    // The first turn stays above, as it was rendered.
+    expect(first.querySelector(".quire-question")?.textContent).toBe("How often do I feed the starter?");
+    expect(first.querySelector(".quire-answer-body strong")?.textContent).toBe("once a day");
+    expect(second.querySelector(".quire-question")?.textContent).toBe("And in winter?");
+    expect(second.querySelector(".quire-answer-body strong")?.textContent).toBe("warm water");
+    // The model got the first question and its answer as shown (S99 removed) before the follow-up.
+    expect(roles(1)).toEqual(["system", "user", "assistant", "user"]);
+    const [, question, answer, followUp] = chat.requests[1]?.messages ?? [];
+    expect(question?.content).toContain("Question: How often do I feed the starter?");
+    expect(answer?.content).toContain("You feed the starter **once a day**");
+    expect(answer?.content).toContain("[S2]");
+    expect(answer?.content).not.toContain("S99");
+    expect(followUp?.content).toContain("Question: And in winter?");
+    // It found the same passages again: the model is told so, rather than given them twice.
+    expect(followUp?.content).toContain("No new sources for this question; the earlier sources still apply.");
+    // S2 names the same passage in both turns, and so does every id the two turns share.
+    const secondCards = cardPlaces(second);
+    expect(secondCards.get("S2")).toBeTruthy();
+    expect(secondCards.get("S2")).toBe(firstCards.get("S2"));
+    for (const [id, where] of secondCards) if (firstCards.has(id)) expect([id, where]).toEqual([id, firstCards.get(id)]);
+    expect([...second.querySelectorAll(".quire-source.is-cited .quire-source-id")].map((e) => e.textContent)).toEqual(["S2"]);
+    expect((second.querySelector("a.quire-cite") as HTMLElement).getAttribute("data-source")).toBe("S2");
+    await screenshot("ask-view", view.containerEl);
   });
 
   it("stops an answer: the request is cancelled and the next question works", async () => {
@@ -152,15 +190,53 @@ describe("ask your vault", () => {
     await waitFor(() => chat.cancelled > 0, "quire to cancel the model call", 10_000);
     expect(chat.requests.length).toBe(requests + 1);
 
+    expect(turn.querySelector(".quire-answer-meta")?.textContent).toBe("Stopped. The answer above is incomplete and is left out of the conversation.");
+
+    // The next question goes on with the conversation, which the server kept without the stopped turn.
     chat.delayMs = 10;
     ask(view, "And now quickly?");
     await waitFor(() => lastTurn(view).querySelector(".quire-source"), "an answer after the stop");
+    const sent = chat.requests[requests + 1]?.messages ?? [];
+    expect(sent.map((m) => m.role)).toEqual(["system", "user", "assistant", "user", "assistant", "user"]);
+    expect(JSON.stringify(sent)).not.toContain("Tell me everything slowly.");
   });
 
-  it("starts a new conversation", async () => {
+  it("starts a new conversation: the next question is asked without the earlier turns", async () => {
     const view = await askView();
     (view.containerEl.querySelector(".quire-new-conversation") as HTMLElement).click();
-    expect(view.containerEl.querySelectorAll(".quire-turn")).toHaveLength(0);
+    expect(turns(view)).toHaveLength(0);
+    const before = chat.requests.length;
+    ask(view, "When was Bubbles born?");
+    await waitFor(() => lastTurn(view)?.querySelector(".quire-source"), "the answer");
+    expect(lastTurn(view).querySelector(".quire-answer-body")?.textContent).toContain("3 October 2026");
+    expect(roles(before)).toEqual(["system", "user"]);
+    expect(JSON.stringify(chat.requests[before]?.messages)).not.toContain("feed the starter");
+  });
+
+  it("says when the server no longer has the conversation, and asks the question in a new one", async () => {
+    const view = await askView();
+    // The server restarts on its port: conversations live in its memory only.
+    await server.stop();
+    server = await startQuire(vault, { chatUrl: chat.url, port: server.port });
+    const before = chat.requests.length;
+    ask(view, "Where does Bubbles live?");
+    const turn = lastTurn(view);
+    await waitFor(() => turn.querySelector(".quire-source"), "the answer in a new conversation", 20_000);
+    const ended = Array.from(view.containerEl.querySelectorAll(".quire-conversation-ended"));
+    expect(ended).toHaveLength(1);
+    expect(ended[0]?.nextElementSibling).toBe(turn);
+    expect(ended[0]?.textContent).toMatch(/^The conversation above has ended on the server .* This question starts a new one\.$/);
+    expect(turn.hasClass("is-error")).toBe(false);
+    expect(turn.querySelector(".quire-answer-meta")?.textContent).toMatch(/^Written by fake-model/);
+    // The model was asked once, the question on its own (the refused follow-up never reached it).
+    expect(chat.requests.length).toBe(before + 1);
+    expect(roles(before)).toEqual(["system", "user"]);
+    // The new conversation goes on: the next question carries this one.
+    ask(view, "Since when?");
+    await waitFor(() => turns(view).length === 3 && lastTurn(view).querySelector(".quire-source"), "the next answer");
+    expect(roles(before + 1)).toEqual(["system", "user", "assistant", "user"]);
+    expect(chat.requests[before + 1]?.messages[1]?.content).toContain("Question: Where does Bubbles live?");
+    expect(view.containerEl.querySelectorAll(".quire-conversation-ended")).toHaveLength(1);
   });
 });
 

@@ -8,13 +8,15 @@ import { freePort } from "./harness";
 
 let server: Server;
 let base: string;
-const seen: { url: string; authorization: string | undefined }[] = [];
+const seen: { url: string; authorization: string | undefined; body: string }[] = [];
 let respond: (request: IncomingMessage, response: ServerResponse) => void = () => undefined;
 
 beforeAll(async () => {
   server = createServer((request, response) => {
-    seen.push({ url: request.url ?? "", authorization: request.headers.authorization });
-    request.resume();
+    const entry = { url: request.url ?? "", authorization: request.headers.authorization, body: "" };
+    seen.push(entry);
+    request.setEncoding("utf8");
+    request.on("data", (piece: string) => (entry.body += piece));
     request.on("end", () => respond(request, response));
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -40,9 +42,24 @@ describe("QuireClient", () => {
     respond = (_, response) => response.end('{"path":"a","title":"A"}');
     const client = new QuireClient(base, " secret-token ");
     await client.similar("Folder/Ünïcode note #1.md", 5);
-    expect(seen.at(-1)).toEqual({ url: "/api/similar/Folder/%C3%9Cn%C3%AFcode%20note%20%231.md?k=5", authorization: "Bearer secret-token" });
+    expect(seen.at(-1)).toEqual({ url: "/api/similar/Folder/%C3%9Cn%C3%AFcode%20note%20%231.md?k=5", authorization: "Bearer secret-token", body: "" });
     await new QuireClient(base, "").status();
     expect(seen.at(-1)?.authorization).toBeUndefined();
+  });
+
+  it("sends a follow-up with its conversation, and a reflection with its week", async () => {
+    respond = (_, response) => {
+      response.writeHead(200, { "Content-Type": "text/event-stream" });
+      response.end('event: done\ndata: {"kind":"extractive","answer":"A","conversation":"c0ffee"}\n\n');
+    };
+    const client = new QuireClient(base, "");
+    const answer = await client.ask("and in winter?", { mode: "bm25", conversation: "c0ffee" }, () => undefined);
+    expect(answer.conversation).toBe("c0ffee");
+    expect(seen.at(-1)).toMatchObject({ url: "/api/ask", body: '{"question":"and in winter?","mode":"bm25","conversation":"c0ffee"}' });
+    await client.ask("first", { mode: "", conversation: null }, () => undefined);
+    expect(seen.at(-1)?.body).toBe('{"question":"first"}');
+    await client.reflect({ week: "2026-W48" }, () => undefined);
+    expect(seen.at(-1)).toMatchObject({ url: "/api/reflect", body: '{"week":"2026-W48"}' });
   });
 
   it("turns the server's errors into their code and message", async () => {
@@ -62,7 +79,7 @@ describe("QuireClient", () => {
   it("says when nothing listens", async () => {
     const error = await failure(new QuireClient(`http://127.0.0.1:${await freePort()}`, "").status());
     expect(error.code).toBe("unreachable");
-    const stream = await failure(new QuireClient(`http://127.0.0.1:${await freePort()}`, "").ask("q", "", () => undefined));
+    const stream = await failure(new QuireClient(`http://127.0.0.1:${await freePort()}`, "").ask("q", {}, () => undefined));
     expect(stream.code).toBe("unreachable");
   });
 
@@ -73,7 +90,7 @@ describe("QuireClient", () => {
       setTimeout(() => response.socket?.destroy(), 50);
     };
     const pieces: string[] = [];
-    const error = await failure(new QuireClient(base, "").ask("q", "bm25", (t) => pieces.push(t)));
+    const error = await failure(new QuireClient(base, "").ask("q", { mode: "bm25" }, (t) => pieces.push(t)));
     expect(pieces).toEqual(["Half an "]);
     expect(error.code).toBe("unreachable");
     expect(error.message).toMatch(/was lost/);
@@ -94,7 +111,7 @@ describe("QuireClient", () => {
       response.write('event: token\ndata: {"text":"a"}\n\n');
     };
     const controller = new AbortController();
-    const asked = new QuireClient(base, "").ask("q", "", () => controller.abort(), controller.signal);
+    const asked = new QuireClient(base, "").ask("q", {}, () => controller.abort(), controller.signal);
     const error = await asked.then(
       () => null,
       (e: unknown) => e,

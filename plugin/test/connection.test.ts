@@ -2,6 +2,8 @@
 // index, reconnecting by itself; the status bar (generation, notes, sync); and starting and
 // stopping `quire serve` for the vault.
 import { chmodSync, writeFileSync } from "node:fs";
+import { createServer, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import {
@@ -18,7 +20,8 @@ import {
   type QuireServer,
   type TestVault,
 } from "./harness";
-import { Notice, TFile } from "./obsidian-shim";
+import type { ServerStatus } from "../src/api";
+import { Notice } from "./obsidian-shim";
 import { QUIRE_BIN } from "./paths";
 
 const cleanups: (() => unknown)[] = [];
@@ -43,6 +46,25 @@ async function plugin(vault: TestVault, settings: Record<string, unknown>): Prom
   const loaded = await loadPlugin(vault.vault, settings);
   cleanups.push(() => loaded.unload());
   return loaded;
+}
+
+/**
+ * The texts `el` shows from now on, each once in a row. A sync of one note starts and ends
+ * within tens of milliseconds, quicker than polling would see.
+ */
+function textsShown(el: HTMLElement): () => string[] {
+  const texts: string[] = [];
+  const observer = new MutationObserver((records) => {
+    for (const record of records) {
+      for (const node of Array.from(record.addedNodes)) {
+        const text = node.textContent ?? "";
+        if (node.nodeType === Node.TEXT_NODE && texts.at(-1) !== text) texts.push(text);
+      }
+    }
+  });
+  observer.observe(el, { childList: true });
+  cleanups.push(() => observer.disconnect());
+  return () => texts;
 }
 
 function statusBar(loaded: Loaded): HTMLElement {
@@ -83,19 +105,20 @@ describe("the connection to quire serve", () => {
     expect(noticesSince(before).filter((n) => n.startsWith("Connected"))).toHaveLength(2);
   });
 
-  it("shows the generation, the note count and a running sync in the status bar", async () => {
+  it("shows the generation, the note count and a sync while the server runs it", async () => {
     const vault = vaultForTest();
     const server = await serve(vault);
     const loaded = await plugin(vault, { serverUrl: server.url });
     const bar = statusBar(loaded);
     await waitFor(() => bar.textContent === "quire: gen 1 · 47 notes", "the status");
-    // A note is saved: Obsidian reports it, the server syncs it a moment later.
-    const path = "Areas/Sleep.md";
-    writeFileSync(join(vault.vault, path), "# Sleep\n\nEight hours, no screens after ten.\n");
-    loaded.app.shimVault.trigger("modify", new TFile(path));
-    expect(bar.textContent).toBe("quire: gen 1 · 47 notes · syncing…");
-    expect(bar.hasClass("is-busy")).toBe(true);
+    expect(bar.hasClass("is-ok")).toBe(true);
+    const shown = textsShown(bar);
+    // A note changes on disk (Obsidian is not told): the server says when its sync starts and ends.
+    writeFileSync(join(vault.vault, "Areas/Sleep.md"), "# Sleep\n\nEight hours, no screens after ten.\n");
     await waitFor(() => bar.textContent === "quire: gen 2 · 47 notes", "the sync to be reported");
+    // sync_started, then index (its generation read from /api/status a moment later).
+    expect(shown()).toEqual(["quire: gen 1 · 47 notes · syncing…", "quire: gen 1 · 47 notes", "quire: gen 2 · 47 notes"]);
+    expect(bar.hasClass("is-ok")).toBe(true);
     expect(bar.getAttribute("aria-label")).toMatch(/Last sync \d+ s ago\./);
   });
 
@@ -123,6 +146,66 @@ describe("the connection to quire serve", () => {
     expect(noticesSince(before)).toEqual([
       "quire has no index of this vault yet, and this server does not build one (it runs with --no-watch). Run quire index for this vault, then it connects by itself.",
     ]);
+  });
+});
+
+describe("the sync state the server reports", () => {
+  it("follows hello, sync_started, a slow sync, a failed one and the next index", async () => {
+    // A scripted server: its /api/status, and an events stream the test writes to.
+    const status: ServerStatus = { ready: true, generation: 3, notes_indexed: 5, chunks: 9, embeddings: 0, default_mode: "bm25", llm: null, watching: true, syncing: false, last_sync: null };
+    let events: ServerResponse | null = null;
+    const fake = createServer((request, response) => {
+      if (request.url === "/api/status") {
+        response.writeHead(200, { "Content-Type": "application/json" });
+        response.end(JSON.stringify(status));
+      } else if (request.url === "/api/events") {
+        response.writeHead(200, { "Content-Type": "text/event-stream" });
+        // A sync started between the status and the events: hello says so.
+        response.write(`event: hello\ndata: ${JSON.stringify({ generation: 3, watching: true, syncing: true })}\n\n`);
+        events = response;
+      } else {
+        response.writeHead(404);
+        response.end();
+      }
+    });
+    await new Promise<void>((resolve) => fake.listen(0, "127.0.0.1", resolve));
+    cleanups.push(
+      () =>
+        new Promise<void>((resolve) => {
+          fake.closeAllConnections();
+          fake.close(() => resolve());
+        }),
+    );
+    const send = (name: string, data: object) => events?.write(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
+    const vault = vaultForTest({ index: false });
+    const loaded = await plugin(vault, { serverUrl: `http://127.0.0.1:${(fake.address() as AddressInfo).port}` });
+    const bar = statusBar(loaded);
+    await waitFor(() => bar.textContent === "quire: gen 3 · 5 notes · syncing…", "the sync hello reports");
+    expect(bar.hasClass("is-busy")).toBe(true);
+
+    // A sync that is slow to finish is reported as a failure that is still running: still syncing.
+    const slow = "the sync of 2 notes has been running for 120 s and has not finished";
+    status.syncing = true;
+    status.last_sync = { kind: "sync_failed", data: { at: new Date().toISOString(), message: slow, running: true } };
+    send("sync_failed", { at: status.last_sync.data.at, message: slow, running: true });
+    await waitFor(() => bar.getAttribute("aria-label")?.includes(`A sync is slow: ${slow}`), "the slow sync in the tooltip");
+    expect(bar.textContent).toBe("quire: gen 3 · 5 notes · syncing…");
+
+    // It fails: no longer syncing.
+    status.syncing = false;
+    status.last_sync = { kind: "sync_failed", data: { at: new Date().toISOString(), message: "disk full", running: false } };
+    send("sync_failed", { at: status.last_sync.data.at, message: "disk full", running: false });
+    await waitFor(() => bar.textContent === "quire: gen 3 · 5 notes · sync failed", "the failure");
+    expect(bar.hasClass("is-down")).toBe(true);
+    expect(bar.getAttribute("aria-label")).toMatch(/Last sync failed \d+ s ago: disk full/);
+
+    // The next attempt starts, and succeeds.
+    send("sync_started", { at: new Date().toISOString(), upserts: 1, deletes: 0, rescan: false });
+    await waitFor(() => bar.textContent === "quire: gen 3 · 5 notes · syncing…", "the next sync");
+    Object.assign(status, { generation: 4, last_sync: { kind: "index", data: { at: new Date().toISOString(), generation: 4 } } });
+    send("index", { generation: 4, at: new Date().toISOString(), upserts: ["A.md"], deletes: [] });
+    await waitFor(() => bar.textContent === "quire: gen 4 · 5 notes", "the index");
+    expect(bar.hasClass("is-ok")).toBe(true);
   });
 });
 

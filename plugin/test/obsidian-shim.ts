@@ -11,7 +11,7 @@
  * Shim objects stand in for real ones (`real<T>`) where the API hands them to the plugin. What
  * tests read or drive is named `shim…` (never part of Obsidian's API).
  */
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import * as http from "node:http";
 import * as https from "node:https";
 import { basename, extname, join, relative, sep } from "node:path";
@@ -219,6 +219,18 @@ export class Vault extends Events implements Pick<O.Vault, "adapter" | "getName"
   read(file: O.TFile): Promise<string> {
     return Promise.resolve(readFileSync(join(this.shimRoot, file.path), "utf8"));
   }
+}
+
+/** The vault-relative paths of the Markdown files under `root` (dot folders left out, as Obsidian does). */
+function markdownPaths(root: string, folder = ""): string[] {
+  const paths: string[] = [];
+  for (const entry of readdirSync(join(root, folder), { withFileTypes: true })) {
+    if (entry.name.startsWith(".")) continue;
+    const path = folder ? `${folder}/${entry.name}` : entry.name;
+    if (entry.isDirectory()) paths.push(...markdownPaths(root, path));
+    else if (entry.name.endsWith(".md")) paths.push(path);
+  }
+  return paths;
 }
 
 // ---- The editor --------------------------------------------------------------------------------
@@ -494,7 +506,7 @@ export class WorkspaceLeaf extends Events implements Pick<O.WorkspaceLeaf, "view
 export class Workspace
   extends Events
   implements
-    Pick<O.Workspace, "getActiveFile" | "getActiveViewOfType" | "getLeaf" | "getLeavesOfType" | "getRightLeaf" | "revealLeaf" | "onLayoutReady">
+    Pick<O.Workspace, "getActiveFile" | "getActiveViewOfType" | "getLeaf" | "getLeavesOfType" | "getRightLeaf" | "revealLeaf" | "onLayoutReady" | "openLinkText">
 {
   readonly #app: O.App;
   #leaves: WorkspaceLeaf[] = [];
@@ -505,6 +517,8 @@ export class Workspace
   #readyCallbacks: (() => unknown)[] = [];
   /** The leaves revealed, in order. */
   readonly shimRevealed: WorkspaceLeaf[] = [];
+  /** The link texts opened with openLinkText, in order. */
+  readonly shimLinksOpened: string[] = [];
 
   constructor(app: O.App) {
     super();
@@ -542,6 +556,27 @@ export class Workspace
   onLayoutReady(callback: () => unknown): void {
     if (this.#ready) callback();
     else this.#readyCallbacks.push(callback);
+  }
+
+  /**
+   * Opens the note a wikilink names (`Note`, `Folder/Note`, `Note#Heading`), resolved as
+   * Obsidian resolves links: the exact path, else the note of that name with the shortest path.
+   * Obsidian creates a note for a link to none; the shim never writes the vault, so it throws.
+   */
+  async openLinkText(linktext: string, sourcePath: string, newLeaf?: O.PaneType | boolean, openViewState?: O.OpenViewState): Promise<void> {
+    const linkpath = linktext.split("#")[0] ?? "";
+    const vault = shim<App>(this.#app).shimVault;
+    const notes = markdownPaths(vault.shimRoot);
+    const wanted = linkpath.toLowerCase();
+    const path =
+      notes.find((p) => p === linkpath || p === `${linkpath}.md`) ??
+      notes
+        .filter((p) => basename(p, ".md").toLowerCase() === wanted)
+        .sort((a, b) => a.length - b.length)[0];
+    const file = path ? vault.getFileByPath(path) : null;
+    if (!file) throw new Error(`the shim does not create notes: no note for [[${linktext}]]`);
+    this.shimLinksOpened.push(linktext);
+    await this.getLeaf(newLeaf).openFile(file, openViewState);
   }
 
   #add(side: "main" | "right"): WorkspaceLeaf {

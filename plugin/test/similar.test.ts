@@ -78,7 +78,8 @@ describe("related notes, links only (no embedding model)", () => {
     expect(view.file?.basename).toBe("Sourdough Starter");
     await waitFor(() => header(pane) === "Sourdough Starter", "the pane to follow the opened note");
 
-    // A new note linking here: the server syncs it and says so on /api/events; the pane reloads.
+    // A new note linking here: the server syncs it, reads the vault's links again and then says so
+    // on /api/events; the pane reloads once, and sees the new backlink.
     writeFileSync(join(vault.vault, "Areas", "Levain Notes.md"), "# Levain Notes\n\nFed as in [[Sourdough Starter]].\n");
     await waitFor(
       () => rows(pane).find((r) => r.path === "Areas/Levain Notes.md")?.badges.includes("links here"),

@@ -36,6 +36,16 @@ describe("statusLine", () => {
     expect(line.tooltip).toContain("--no-watch");
   });
 
+  it("tells a sync that is slow to finish from one that failed", () => {
+    const message = "the sync of 1 note has been running for 120 s and has not finished";
+    const slow: ServerStatus = { ...READY, last_sync: { kind: "sync_failed", data: { at: "2026-12-03T11:59:00Z", message, running: true } } };
+    const line = statusLine({ kind: "online", status: slow }, true, NOW);
+    expect(line.text).toBe("quire: gen 7 · 1 note · syncing…");
+    expect(line.tone).toBe("busy");
+    expect(line.tooltip).toContain(`A sync is slow: ${message}`);
+    expect(line.tooltip).not.toContain("failed");
+  });
+
   it("says why there is no connection", () => {
     expect(statusLine({ kind: "offline", message: "Cannot reach quire." }, false)).toEqual({ text: "quire: offline", tooltip: "Cannot reach quire.", tone: "down" });
     expect(statusLine({ kind: "refused", message: "Token." }, false).text).toBe("quire: refused");
