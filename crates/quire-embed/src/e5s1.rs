@@ -70,7 +70,7 @@ impl<'a> Cursor<'a> {
             .checked_add(n)
             .filter(|&e| e <= self.data.len())
             .ok_or_else(|| {
-                EmbedError::Model(format!(
+                EmbedError::Format(format!(
                     "model file truncated at byte {} (wanted {n} more)",
                     self.at
                 ))
@@ -96,7 +96,7 @@ impl<'a> Cursor<'a> {
     fn usize32(&mut self, what: &str) -> Result<usize, EmbedError> {
         let v = self.i32()?;
         usize::try_from(v)
-            .map_err(|_| EmbedError::Model(format!("negative {what} in model header")))
+            .map_err(|_| EmbedError::Format(format!("negative {what} in model header")))
     }
     fn u64(&mut self) -> Result<u64, EmbedError> {
         let b = self.take(8)?;
@@ -115,7 +115,7 @@ impl E5File {
         let (header, tokenizer, tensors) = {
             let mut c = Cursor { data: &data, at: 0 };
             if c.take(4)? != b"E5S1" {
-                return Err(EmbedError::Model(
+                return Err(EmbedError::Format(
                     "not an E5S1 model file (bad magic)".into(),
                 ));
             }
@@ -136,7 +136,7 @@ impl E5File {
                 || !header.hidden.is_multiple_of(header.heads)
                 || !header.hidden.is_multiple_of(32)
             {
-                return Err(EmbedError::Model(
+                return Err(EmbedError::Format(
                     "unsupported model shape in E5S1 header".into(),
                 ));
             }
@@ -159,7 +159,7 @@ impl E5File {
             for w in offsets.windows(2) {
                 let bytes = blob
                     .get(w[0]..w[1])
-                    .ok_or_else(|| EmbedError::Model("piece offsets out of range".into()))?;
+                    .ok_or_else(|| EmbedError::Format("piece offsets out of range".into()))?;
                 pieces.push(String::from_utf8_lossy(bytes).into_owned());
             }
             let n_norm = c.usize32("normalization entries")?;
@@ -183,7 +183,7 @@ impl E5File {
                     0 => DType::F32,
                     1 => DType::Q4_0,
                     other => {
-                        return Err(EmbedError::Model(format!(
+                        return Err(EmbedError::Format(format!(
                             "tensor {name}: unknown dtype {other}"
                         )));
                     }
@@ -197,7 +197,7 @@ impl E5File {
                 };
                 if bytes != expected || offset.checked_add(bytes).is_none_or(|end| end > data.len())
                 {
-                    return Err(EmbedError::Model(format!(
+                    return Err(EmbedError::Format(format!(
                         "tensor {name}: size or offset out of range"
                     )));
                 }
@@ -233,14 +233,14 @@ impl E5File {
     pub fn entry(&self, name: &str) -> Result<&TensorEntry, EmbedError> {
         self.tensors
             .get(name)
-            .ok_or_else(|| EmbedError::Model(format!("model file has no tensor `{name}`")))
+            .ok_or_else(|| EmbedError::Format(format!("model file has no tensor `{name}`")))
     }
 
     /// A tensor as f32 values (dequantized if stored as Q4_0), checking its element count.
     pub fn f32_values(&self, name: &str, elements: usize) -> Result<Vec<f32>, EmbedError> {
         let e = self.entry(name)?;
         if e.elements != elements {
-            return Err(EmbedError::Model(format!(
+            return Err(EmbedError::Format(format!(
                 "tensor `{name}` has {} elements, expected {elements}",
                 e.elements
             )));

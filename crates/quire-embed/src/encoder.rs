@@ -29,7 +29,7 @@ impl Dense {
     /// Checks the sizes: `w` is `out × inp` values, `b` is `out`.
     pub fn new(w: Vec<f32>, b: Vec<f32>, out: usize, inp: usize) -> Result<Dense, EmbedError> {
         if w.len() != out * inp || b.len() != out {
-            return Err(EmbedError::Model(format!(
+            return Err(EmbedError::Format(format!(
                 "a {out}×{inp} layer has {} weights and {} biases",
                 w.len(),
                 b.len()
@@ -91,7 +91,7 @@ impl Layer {
             .iter()
             .all(|n| n.w.len() == hidden && n.b.len() == hidden);
         if !(square && ffn && norms) {
-            return Err(EmbedError::Model(format!(
+            return Err(EmbedError::Format(format!(
                 "a layer's weights do not fit the hidden size {hidden}"
             )));
         }
@@ -148,7 +148,7 @@ pub(crate) fn thread_pool() -> Result<rayon::ThreadPool, EmbedError> {
         .num_threads(embed_threads())
         .thread_name(|i| format!("quire-embed-{i}"))
         .build()
-        .map_err(|e| EmbedError::Model(format!("embedding threads: {e}")))
+        .map_err(EmbedError::Threads)
 }
 
 /// Tokens per forward pass: bounds the buffers (the FFN's is tokens × 1,536 floats).

@@ -33,10 +33,54 @@ pub use remote::{RemoteConfig, RemoteEmbedder};
 
 #[derive(Debug, thiserror::Error)]
 pub enum EmbedError {
+    /// A model file could not be read.
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A model file is not what quire reads (a header, a tensor, a shape).
     #[error("embedding model: {0}")]
-    Model(String),
+    Format(String),
+    /// A JSON file of a model folder does not parse.
+    #[error("{}: {source}", path.display())]
+    Json {
+        path: std::path::PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The tensor library failed.
+    #[error("embedding model: {0}")]
+    Candle(#[source] Box<candle_core::Error>),
+    /// The tokenizer failed (loading it, or encoding a text).
+    #[error("tokenizer: {0}")]
+    Tokenizer(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// The embedding threads could not start.
+    #[error("embedding threads: {0}")]
+    Threads(#[from] rayon::ThreadPoolBuildError),
+    /// The embeddings endpoint could not be used.
+    #[error(transparent)]
+    Http(Box<quire_openai::HttpError>),
+    /// The endpoint answered, but not with usable vectors.
+    #[error("{0}")]
+    Response(String),
+    /// A text got no vector.
+    #[error("the model returned no vector")]
+    NoVector,
 }
 
+impl From<candle_core::Error> for EmbedError {
+    fn from(e: candle_core::Error) -> Self {
+        EmbedError::Candle(Box::new(e))
+    }
+}
+
+impl From<quire_openai::HttpError> for EmbedError {
+    fn from(e: quire_openai::HttpError) -> Self {
+        EmbedError::Http(Box::new(e))
+    }
+}
 /// What makes two vectors comparable: the same provider, model, dimension, prefixes (and, in the
 /// index, chunker version). Stored with the index; a mismatch is never mixed silently.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -83,7 +127,7 @@ pub fn default_model_path() -> PathBuf {
 pub fn load_local(path: &Path) -> Result<Box<dyn Embedder>, EmbedError> {
     if path.is_dir() {
         if !BertDirModel::is_model_dir(path) {
-            return Err(EmbedError::Model(format!(
+            return Err(EmbedError::Format(format!(
                 "{}: a model folder needs config.json, model.safetensors and tokenizer.json",
                 path.display()
             )));

@@ -1,13 +1,18 @@
 //! Embeddings from any OpenAI-compatible `/v1/embeddings` endpoint (OpenAI, Ollama, llama.cpp's
-//! server, vLLM…): batched requests, retries with backoff on 429 and 5xx (honouring
-//! `Retry-After`), vectors re-normalised and put back in input order.
+//! server, vLLM…) through `quire-openai`, the client chat uses too: batched requests, its retry
+//! policy (429, 5xx and dropped connections; `Retry-After` first), the API key read from its
+//! variable at each request; vectors re-normalised and put back in input order.
 
 use std::time::Duration;
 
+use quire_openai::{CancelToken, Endpoint, HttpError, RetryPolicy};
 use serde::Deserialize;
 use serde_json::json;
 
 use crate::{EmbedError, Embedder, EmbeddingSpace};
+
+/// The variable the key of the embeddings endpoint is read from.
+pub const ENV_API_KEY: &str = "QUIRE_EMBED_API_KEY";
 
 /// Settings of a remote embedder.
 #[derive(Debug, Clone)]
@@ -15,10 +20,10 @@ pub struct RemoteConfig {
     /// Base URL up to `/v1` (e.g. `http://127.0.0.1:11434/v1`).
     pub base_url: String,
     pub model: String,
-    /// The API key (read from the environment by the caller; never stored in config files).
-    pub api_key: Option<String>,
+    /// The variable the API key is read from at each request (the key itself is never stored).
+    pub api_key_env: Option<String>,
     pub batch_size: usize,
-    pub max_retries: u32,
+    pub retry: RetryPolicy,
     pub query_prefix: String,
     pub passage_prefix: String,
     pub timeout: Duration,
@@ -29,16 +34,20 @@ impl RemoteConfig {
         RemoteConfig {
             base_url: base_url.into(),
             model: model.into(),
-            api_key: None,
+            api_key_env: None,
             batch_size: 64,
-            max_retries: 5,
+            retry: RetryPolicy {
+                max_retries: 5,
+                ..RetryPolicy::default()
+            },
             query_prefix: String::new(),
             passage_prefix: String::new(),
             timeout: Duration::from_secs(60),
         }
     }
 
-    /// From `QUIRE_EMBED_BASE_URL`, `QUIRE_EMBED_MODEL` and `QUIRE_EMBED_API_KEY`, if the first is set.
+    /// From `QUIRE_EMBED_BASE_URL` and `QUIRE_EMBED_MODEL`, if the first is set; the key comes
+    /// from `QUIRE_EMBED_API_KEY` when a request is sent.
     pub fn from_env() -> Option<RemoteConfig> {
         let base = std::env::var("QUIRE_EMBED_BASE_URL")
             .ok()
@@ -46,16 +55,19 @@ impl RemoteConfig {
         let model =
             std::env::var("QUIRE_EMBED_MODEL").unwrap_or_else(|_| "text-embedding-3-small".into());
         let mut config = RemoteConfig::new(base, model);
-        config.api_key = std::env::var("QUIRE_EMBED_API_KEY")
-            .ok()
-            .filter(|s| !s.is_empty());
+        config.api_key_env = Some(ENV_API_KEY.to_string());
         Some(config)
+    }
+
+    fn endpoint(&self) -> Endpoint {
+        Endpoint::new(self.base_url.clone(), self.api_key_env.clone())
     }
 }
 
 /// An embedder that calls an OpenAI-compatible server.
 pub struct RemoteEmbedder {
     config: RemoteConfig,
+    endpoint: Endpoint,
     agent: ureq::Agent,
     dimension: usize,
 }
@@ -74,13 +86,9 @@ struct Item {
 impl RemoteEmbedder {
     /// Connects and learns the vector dimension with one small request.
     pub fn connect(config: RemoteConfig) -> Result<RemoteEmbedder, EmbedError> {
-        let agent = ureq::Agent::new_with_config(
-            ureq::Agent::config_builder()
-                .timeout_global(Some(config.timeout))
-                .http_status_as_error(false)
-                .build(),
-        );
+        let agent = quire_openai::agent(config.timeout, config.timeout);
         let mut embedder = RemoteEmbedder {
+            endpoint: config.endpoint(),
             config,
             agent,
             dimension: 0,
@@ -88,63 +96,31 @@ impl RemoteEmbedder {
         let probe = embedder.request(&["dimension probe".to_string()])?;
         embedder.dimension = probe.first().map(|v| v.len()).unwrap_or(0);
         if embedder.dimension == 0 {
-            return Err(EmbedError::Model(
-                "the embeddings endpoint returned an empty vector".into(),
-            ));
+            return Err(EmbedError::Response(format!(
+                "{}: the embeddings endpoint returned an empty vector",
+                embedder.endpoint.url("embeddings")
+            )));
         }
         Ok(embedder)
     }
 
-    /// One batch, with retries on 429 and 5xx.
+    /// One batch, retried by the shared policy.
     fn request(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let url = format!("{}/embeddings", self.config.base_url.trim_end_matches('/'));
         let body = json!({ "model": self.config.model, "input": texts });
-        let mut attempt = 0;
-        loop {
-            let mut request = self
-                .agent
-                .post(&url)
-                .header("Content-Type", "application/json");
-            if let Some(key) = &self.config.api_key {
-                request = request.header("Authorization", &format!("Bearer {key}"));
-            }
-            let result = request.send_json(&body);
-            let retry_after = match result {
-                Ok(mut response) => {
-                    let status = response.status().as_u16();
-                    if status == 200 {
-                        let parsed: Response = response.body_mut().read_json().map_err(|e| {
-                            EmbedError::Model(format!("{url}: unreadable response: {e}"))
-                        })?;
-                        return order_and_normalise(parsed, texts.len(), &url);
-                    }
-                    let retryable = status == 429 || status >= 500;
-                    if !retryable || attempt >= self.config.max_retries {
-                        let text = response.body_mut().read_to_string().unwrap_or_default();
-                        return Err(EmbedError::Model(format!(
-                            "{url}: HTTP {status}: {}",
-                            text.chars().take(300).collect::<String>()
-                        )));
-                    }
-                    response
-                        .headers()
-                        .get("retry-after")
-                        .and_then(|v| v.to_str().ok())
-                        .and_then(|v| v.trim().parse::<f64>().ok())
-                        .map(|s| Duration::from_secs_f64(s.clamp(0.0, 60.0)))
-                }
-                Err(e) => {
-                    if attempt >= self.config.max_retries {
-                        return Err(EmbedError::Model(format!("{url}: {e}")));
-                    }
-                    None
-                }
-            };
-            let backoff = retry_after
-                .unwrap_or_else(|| Duration::from_millis(250 * 2u64.pow(attempt.min(6))));
-            std::thread::sleep(backoff);
-            attempt += 1;
-        }
+        // Embedding calls are not cancelled midway: a sync stops between batches.
+        let response: Response = quire_openai::post_json(
+            &self.agent,
+            &self.endpoint,
+            "embeddings",
+            &body,
+            &self.config.retry,
+            &CancelToken::new(),
+        )
+        .map_err(|e| match e {
+            HttpError::Cancelled => EmbedError::Response("cancelled".into()),
+            other => EmbedError::from(other),
+        })?;
+        order_and_normalise(response, texts.len(), &self.endpoint.url("embeddings"))
     }
 
     fn embed_all(&self, texts: Vec<String>) -> Result<Vec<Vec<f32>>, EmbedError> {
@@ -178,7 +154,7 @@ fn order_and_normalise(
         .into_iter()
         .enumerate()
         .map(|(i, v)| {
-            v.ok_or_else(|| EmbedError::Model(format!("{url}: no embedding for input {i}")))
+            v.ok_or_else(|| EmbedError::Response(format!("{url}: no embedding for input {i}")))
         })
         .collect()
 }
@@ -205,6 +181,6 @@ impl Embedder for RemoteEmbedder {
 
     fn embed_query(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
         let mut v = self.embed_all(vec![format!("{}{text}", self.config.query_prefix)])?;
-        v.pop().ok_or_else(|| EmbedError::Model("no vector".into()))
+        v.pop().ok_or(EmbedError::NoVector)
     }
 }

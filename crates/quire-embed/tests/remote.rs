@@ -87,8 +87,11 @@ fn batches_retries_on_429_and_restores_input_order() {
         (200, ""),
         (200, ""),
     ]);
+    let key_env = "QUIRE_EMBED_TEST_REMOTE_KEY";
+    // SAFETY: only this test uses this variable; the key is read at each request.
+    unsafe { std::env::set_var(key_env, "sk-test") };
     let mut config = RemoteConfig::new(url, "nomic-embed-text");
-    config.api_key = Some("sk-test".into());
+    config.api_key_env = Some(key_env.into());
     config.batch_size = 2;
     config.passage_prefix = "search_document: ".into();
     let embedder = RemoteEmbedder::connect(config).unwrap();
@@ -119,7 +122,7 @@ fn batches_retries_on_429_and_restores_input_order() {
 fn a_persistent_error_is_reported_not_retried_forever() {
     let (url, _log) = fake_server(vec![(429, "Retry-After: 0\r\n"); 3]);
     let mut config = RemoteConfig::new(url, "m");
-    config.max_retries = 2;
+    config.retry.max_retries = 2;
     let err = RemoteEmbedder::connect(config).err().expect("an error");
     assert!(err.to_string().contains("HTTP 429"), "{err}");
 }

@@ -345,14 +345,14 @@ pub struct StoreTransaction<'c> {
 impl StoreTransaction<'_> {
     /// Removes a note and everything derived from it.
     pub fn delete_note(&self, path: &str) -> Result<(), IndexError> {
-        for table in ["chunks", "tags", "links"] {
-            self.tx
-                .execute(&format!("DELETE FROM {table} WHERE note_path = ?1"), [path])
-                .map_err(db_err)?;
+        for sql in [
+            "DELETE FROM chunks WHERE note_path = ?1",
+            "DELETE FROM tags WHERE note_path = ?1",
+            "DELETE FROM links WHERE note_path = ?1",
+            "DELETE FROM notes WHERE path = ?1",
+        ] {
+            self.tx.execute(sql, [path]).map_err(db_err)?;
         }
-        self.tx
-            .execute("DELETE FROM notes WHERE path = ?1", [path])
-            .map_err(db_err)?;
         Ok(())
     }
 

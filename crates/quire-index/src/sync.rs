@@ -449,7 +449,7 @@ fn note_type(properties: &std::collections::BTreeMap<String, serde_json::Value>)
 /// The full-text document of a chunk.
 pub fn doc_for_chunk(note: &Note, chunk: &Chunk) -> FullTextDoc {
     FullTextDoc {
-        key: chunk_key(&note.path, &chunk.id),
+        key: ChunkKey::new(&note.path, &chunk.id).encode(),
         path: note.path.clone(),
         title: note.title.clone(),
         headings: chunk.heading_path.join(" / "),
@@ -463,14 +463,33 @@ pub fn doc_for_chunk(note: &Note, chunk: &Chunk) -> FullTextDoc {
     }
 }
 
-/// The key of a chunk in the full-text index: note path, NUL, chunk id.
-pub fn chunk_key(path: &str, id: &str) -> String {
-    format!("{path}\u{0}{id}")
+/// A chunk's identity everywhere in the index: its note's vault-relative path and its id within
+/// the note. The full-text index stores it [`encode`](ChunkKey::encode)d as one string.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ChunkKey {
+    pub path: String,
+    pub id: String,
 }
 
-/// Splits a chunk key back into (path, id).
-pub fn split_chunk_key(key: &str) -> Option<(&str, &str)> {
-    key.split_once('\u{0}')
+impl ChunkKey {
+    pub fn new(path: impl Into<String>, id: impl Into<String>) -> ChunkKey {
+        ChunkKey {
+            path: path.into(),
+            id: id.into(),
+        }
+    }
+
+    /// The full-text index's form: path, NUL, id (neither holds a NUL: paths come from the
+    /// file system and ids from heading text with control characters removed).
+    pub fn encode(&self) -> String {
+        format!("{}\u{0}{}", self.path, self.id)
+    }
+
+    /// Reads an [`encode`](ChunkKey::encode)d key back; `None` if it is not one.
+    pub fn decode(key: &str) -> Option<ChunkKey> {
+        let (path, id) = key.split_once('\u{0}')?;
+        Some(ChunkKey::new(path, id))
+    }
 }
 
 /// Every chunk of the store as a full-text document (for a rebuild without re-reading the vault).
@@ -500,7 +519,7 @@ fn docs_from_store(store: &Store) -> Result<Vec<FullTextDoc>, IndexError> {
             note_tags.sort();
             note_tags.dedup();
             FullTextDoc {
-                key: chunk_key(&c.note_path, &c.id),
+                key: ChunkKey::new(&c.note_path, &c.id).encode(),
                 title: titles.get(&c.note_path).cloned().unwrap_or_default(),
                 headings: c.heading_path.join(" / "),
                 body,

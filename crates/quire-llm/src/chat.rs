@@ -1,10 +1,6 @@
 //! The vocabulary every chat model shares: messages in, a streamed [`Completion`] out, and the
 //! [`CancelToken`] that stops it.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
-
 use serde::{Deserialize, Serialize};
 
 use crate::LlmError;
@@ -86,28 +82,7 @@ pub struct Completion {
     pub seconds: f64,
 }
 
-/// How often code that waits (for the network, for a retry) looks at its [`CancelToken`].
-pub(crate) const CANCEL_POLL: Duration = Duration::from_millis(20);
-
-/// A shared flag that asks a running [`ChatModel::stream`] to stop. Clones share the flag, so
-/// one clone can go to a Ctrl-C handler or another thread while the call holds the other.
-#[derive(Debug, Clone, Default)]
-pub struct CancelToken(Arc<AtomicBool>);
-
-impl CancelToken {
-    pub fn new() -> CancelToken {
-        CancelToken::default()
-    }
-
-    /// Asks every call holding a clone of this token to stop. It cannot be undone.
-    pub fn cancel(&self) {
-        self.0.store(true, Ordering::Release);
-    }
-
-    pub fn is_cancelled(&self) -> bool {
-        self.0.load(Ordering::Acquire)
-    }
-}
+pub use quire_openai::CancelToken;
 
 /// A chat model that streams its answer.
 ///

@@ -45,7 +45,6 @@ pub mod error;
 pub mod local;
 pub mod openai;
 pub mod provider;
-mod retry;
 mod sse;
 
 pub use chat::{CancelToken, ChatModel, ChatRequest, Completion, Message, Role, Usage};
@@ -55,4 +54,4 @@ pub use error::LlmError;
 pub use local::{LocalLlama, LocalOptions, LocalTimings, REPEAT_WINDOW, default_local_model_path};
 pub use openai::{OpenAiCompatible, Timeouts};
 pub use provider::{EffectiveProvider, PRESETS, Preset, Provider, ProviderConfig};
-pub use retry::RetryPolicy;
+pub use quire_openai::RetryPolicy;

@@ -15,12 +15,16 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::chat::CANCEL_POLL;
+use quire_openai::{
+    CANCEL_POLL, Endpoint, RetryPolicy, is_retryable, parse_retry_after, sleep_unless_cancelled,
+};
+
 use crate::provider::Provider;
-use crate::retry::{RetryPolicy, parse_retry_after, sleep_unless_cancelled};
 use crate::sse::{SseEvent, SseParser};
 use crate::{CancelToken, ChatModel, ChatRequest, Completion, LlmError, Message, Usage};
 
+/// The chat path under an endpoint's base URL.
+const CHAT_PATH: &str = "chat/completions";
 /// The longest line accepted from a server (a non-streamed reply is often one line).
 const MAX_LINE: u64 = 8 << 20;
 /// The most of a reply body read at all.
@@ -91,20 +95,10 @@ impl OpenAiCompatible {
     pub fn provider(&self) -> &Provider {
         &self.provider
     }
-
-    fn endpoint(&self) -> String {
-        format!("{}/chat/completions", self.provider.base_url)
-    }
 }
 
 fn agent(timeouts: Timeouts) -> ureq::Agent {
-    ureq::Agent::new_with_config(
-        ureq::Agent::config_builder()
-            .timeout_connect(Some(timeouts.connect))
-            .timeout_per_read(Some(timeouts.read))
-            .http_status_as_error(false)
-            .build(),
-    )
+    quire_openai::agent(timeouts.connect, timeouts.read)
 }
 
 impl ChatModel for OpenAiCompatible {
@@ -119,11 +113,12 @@ impl ChatModel for OpenAiCompatible {
         on_token: &mut dyn FnMut(&str),
     ) -> Result<Completion, LlmError> {
         let started = Instant::now();
+        let endpoint = self.provider.endpoint();
         let call = Call {
-            url: self.endpoint(),
+            url: endpoint.url(CHAT_PATH),
+            endpoint,
             timeouts: self.timeouts,
             body: request_body(&self.provider.model, request),
-            api_key: self.provider.api_key(),
         };
         let mut retry = 0;
         loop {
@@ -279,10 +274,12 @@ struct Reply {
 
 /// One request, ready to be sent as often as retries need.
 struct Call {
+    /// The endpoint's chat URL, for messages.
     url: String,
+    /// Where to send it; the key is read from its variable at each attempt.
+    endpoint: Endpoint,
     timeouts: Timeouts,
     body: Vec<u8>,
-    api_key: Option<String>,
 }
 
 impl Call {
@@ -318,7 +315,7 @@ impl Call {
                 status,
                 message: server_message(&body),
             };
-            return Err(if status == 429 || status >= 500 {
+            return Err(if is_retryable(status) {
                 Failure::Retryable { error, retry_after }
             } else {
                 Failure::Final(error)
@@ -332,12 +329,11 @@ impl Call {
     fn send(&self, agent: &ureq::Agent) -> Receiver<Wire> {
         let (sender, receiver) = mpsc::channel();
         let agent = agent.clone();
-        let url = self.url.clone();
+        let endpoint = self.endpoint.clone();
         let body = self.body.clone();
-        let api_key = self.api_key.clone();
         let spawned = std::thread::Builder::new()
             .name("quire-llm-stream".into())
-            .spawn(move || pump(&agent, &url, &body, api_key.as_deref(), &sender));
+            .spawn(move || pump(&agent, &endpoint, &body, &sender));
         if let Err(error) = spawned {
             let (sender, receiver) = mpsc::channel();
             let _ = sender.send(Wire::Failed(ureq::Error::Io(error)));
@@ -591,14 +587,10 @@ fn next(lines: &Receiver<Wire>, cancel: &CancelToken) -> Option<Wire> {
 
 /// Runs on the pump thread: sends the request and forwards the reply line by line. It returns as
 /// soon as the caller stops listening, which drops the connection.
-fn pump(agent: &ureq::Agent, url: &str, body: &[u8], api_key: Option<&str>, out: &Sender<Wire>) {
-    let mut request = agent
-        .post(url)
-        .header("Content-Type", "application/json")
+fn pump(agent: &ureq::Agent, endpoint: &Endpoint, body: &[u8], out: &Sender<Wire>) {
+    let request = endpoint
+        .post(agent, CHAT_PATH)
         .header("Accept", "text/event-stream");
-    if let Some(key) = api_key {
-        request = request.header("Authorization", &format!("Bearer {key}"));
-    }
     let response = match request.send(body) {
         Ok(response) => response,
         Err(error) => {

@@ -198,12 +198,14 @@ impl Provider {
         }
     }
 
+    /// Where requests go, and the variable the key is read from at each request.
+    pub fn endpoint(&self) -> quire_openai::Endpoint {
+        quire_openai::Endpoint::new(self.base_url.clone(), self.api_key_env.clone())
+    }
+
     /// The API key, read now from the variable named by `api_key_env` (an empty value is no key).
     pub fn api_key(&self) -> Option<String> {
-        let name = self.api_key_env.as_deref()?;
-        std::env::var(name)
-            .ok()
-            .filter(|key| !key.trim().is_empty())
+        self.endpoint().api_key()
     }
 
     /// The description `quire config` prints.

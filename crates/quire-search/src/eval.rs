@@ -39,8 +39,24 @@ pub struct TestSet {
     pub qrels: HashMap<String, HashMap<String, u32>>,
 }
 
+/// Line `index` (from 0) of `file` did not parse.
+fn bad_line(
+    file: &'static str,
+    index: usize,
+    error: impl std::error::Error + Send + Sync + 'static,
+) -> SearchError {
+    SearchError::EvalLine {
+        file,
+        line: index + 1,
+        source: Box::new(error),
+    }
+}
+
 fn read(path: &Path) -> Result<String, SearchError> {
-    std::fs::read_to_string(path).map_err(|e| SearchError::Eval(format!("{}: {e}", path.display())))
+    std::fs::read_to_string(path).map_err(|source| SearchError::EvalIo {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 impl TestSet {
@@ -50,8 +66,8 @@ impl TestSet {
             if line.trim().is_empty() {
                 continue;
             }
-            let doc: CorpusLine = serde_json::from_str(line)
-                .map_err(|e| SearchError::Eval(format!("corpus.jsonl line {}: {e}", n + 1)))?;
+            let doc: CorpusLine =
+                serde_json::from_str(line).map_err(|e| bad_line("corpus.jsonl", n, e))?;
             corpus.push((doc.id, doc.title, doc.text));
         }
         let mut qrels: HashMap<String, HashMap<String, u32>> = HashMap::new();
@@ -63,7 +79,7 @@ impl TestSet {
             let grade = cols[2]
                 .trim()
                 .parse::<u32>()
-                .map_err(|e| SearchError::Eval(format!("qrels line {}: {e}", n + 1)))?;
+                .map_err(|e| bad_line("qrels/test.tsv", n, e))?;
             qrels
                 .entry(cols[0].to_string())
                 .or_default()
@@ -74,8 +90,8 @@ impl TestSet {
             if line.trim().is_empty() {
                 continue;
             }
-            let q: QueryLine = serde_json::from_str(line)
-                .map_err(|e| SearchError::Eval(format!("queries.jsonl line {}: {e}", n + 1)))?;
+            let q: QueryLine =
+                serde_json::from_str(line).map_err(|e| bad_line("queries.jsonl", n, e))?;
             if qrels.contains_key(&q.id) {
                 queries.push((q.id, q.text));
             }

@@ -2,21 +2,25 @@
 //! for every key it ranks (rank from 1). Pure.
 
 use std::collections::HashMap;
+use std::hash::Hash;
 
 /// The default `k` of reciprocal-rank fusion.
 pub const RRF_K: f32 = 60.0;
 
 /// Fuses ranked lists of keys; returns keys with fused scores, best first (ties by key).
-pub fn reciprocal_rank_fusion(lists: &[(&[String], f32)], k: f32) -> Vec<(String, f32)> {
-    let mut scores: HashMap<&str, f32> = HashMap::new();
+pub fn reciprocal_rank_fusion<K: Clone + Eq + Hash + Ord>(
+    lists: &[(&[K], f32)],
+    k: f32,
+) -> Vec<(K, f32)> {
+    let mut scores: HashMap<&K, f32> = HashMap::new();
     for (list, weight) in lists {
         for (rank, key) in list.iter().enumerate() {
-            *scores.entry(key.as_str()).or_default() += weight / (k + rank as f32 + 1.0);
+            *scores.entry(key).or_default() += weight / (k + rank as f32 + 1.0);
         }
     }
-    let mut fused: Vec<(String, f32)> = scores
+    let mut fused: Vec<(K, f32)> = scores
         .into_iter()
-        .map(|(key, s)| (key.to_string(), s))
+        .map(|(key, s)| (key.clone(), s))
         .collect();
     fused.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     fused

@@ -24,7 +24,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, OnceLock};
 
 use quire_embed::{Embedder, EmbeddingSpace};
-use quire_index::sync::{SPACE_KEY, chunk_key, split_chunk_key};
+use quire_index::sync::{ChunkKey, SPACE_KEY};
 use quire_index::{Boosts, Filter, FullText, IndexError, IndexLocation, Store};
 use serde::Serialize;
 
@@ -40,8 +40,21 @@ pub enum SearchError {
     Embed(#[from] quire_embed::EmbedError),
     #[error("no note `{0}` in the index")]
     NoNote(String),
-    #[error("evaluation: {0}")]
-    Eval(String),
+    /// A file of a test set could not be read.
+    #[error("evaluation: {}: {source}", path.display())]
+    EvalIo {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A line of a test set is malformed.
+    #[error("evaluation: {file} line {line}: {source}")]
+    EvalLine {
+        file: &'static str,
+        line: usize,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
 }
 
 /// Which retriever answers.
@@ -269,7 +282,7 @@ impl Searcher {
         &self,
         request: &SearchRequest,
         want: usize,
-    ) -> Result<Vec<(String, f32)>, SearchError> {
+    ) -> Result<Vec<(ChunkKey, f32)>, SearchError> {
         let embedder = self.embedder("vector search")?;
         let query = embedder.embed_query(&request.query)?;
         let matrix = self.matrix(embedder)?;
@@ -281,7 +294,7 @@ impl Searcher {
         });
         Ok(vectors::top_k(scores, want)
             .into_iter()
-            .map(|(i, score)| (chunk_key(&matrix.keys[i].0, &matrix.keys[i].1), score))
+            .map(|(i, score)| (ChunkKey::new(&matrix.keys[i].0, &matrix.keys[i].1), score))
             .collect())
     }
 
@@ -386,20 +399,20 @@ impl Searcher {
     pub fn search(&self, request: &SearchRequest) -> Result<SearchResults, SearchError> {
         // Enough chunks that k notes survive grouping.
         let want = (request.k * request.sections_per_note * 4).clamp(20, 1000);
-        let bm25 = || -> Result<Vec<(String, f32)>, SearchError> {
+        let bm25 = || -> Result<Vec<(ChunkKey, f32)>, SearchError> {
             Ok(self
                 .fulltext
                 .search(&request.query, want, &request.filter, request.boosts)?
                 .into_iter()
-                .map(|h| (h.key, h.score))
+                .filter_map(|h| Some((ChunkKey::decode(&h.key)?, h.score)))
                 .collect())
         };
-        let ranked: Vec<(String, f32)> = match request.mode {
+        let ranked: Vec<(ChunkKey, f32)> = match request.mode {
             Mode::Bm25 => bm25()?,
             Mode::Vector => self.vector_ranking(request, want)?,
             Mode::Hybrid => {
-                let lexical: Vec<String> = bm25()?.into_iter().map(|(k, _)| k).collect();
-                let semantic: Vec<String> = self
+                let lexical: Vec<ChunkKey> = bm25()?.into_iter().map(|(k, _)| k).collect();
+                let semantic: Vec<ChunkKey> = self
                     .vector_ranking(request, want)?
                     .into_iter()
                     .map(|(k, _)| k)
@@ -417,9 +430,7 @@ impl Searcher {
         let mut notes: Vec<NoteHit> = Vec::new();
         let mut position: HashMap<String, usize> = HashMap::new();
         for (key, score) in ranked {
-            let Some((path, id)) = split_chunk_key(&key) else {
-                continue;
-            };
+            let (path, id) = (key.path.as_str(), key.id.as_str());
             let i = match position.get(path) {
                 Some(&i) => i,
                 None => {

@@ -127,6 +127,10 @@ impl From<SearchError> for ApiError {
                 ApiError::new(StatusCode::CONFLICT, "embedding_space_mismatch", message)
             }
             SearchError::Index(IndexError::Vault(e)) => e.into(),
+            // The remote embeddings endpoint failed or answered nonsense: not our fault.
+            SearchError::Embed(
+                quire_embed::EmbedError::Http(_) | quire_embed::EmbedError::Response(_),
+            ) => ApiError::new(StatusCode::BAD_GATEWAY, "embedding_error", message),
             _ => ApiError::internal(message),
         }
     }

@@ -8,8 +8,10 @@ use std::path::PathBuf;
 /// Our crates each crate may depend on (normal dependencies; tests may use more).
 const ALLOWED: &[(&str, &[&str])] = &[
     ("quire-vault", &[]),
-    ("quire-embed", &[]),
-    ("quire-llm", &[]),
+    // The one OpenAI-compatible HTTP client, under chat and embeddings.
+    ("quire-openai", &[]),
+    ("quire-embed", &["quire-openai"]),
+    ("quire-llm", &["quire-openai"]),
     ("quire-index", &["quire-vault", "quire-embed"]),
     (
         "quire-search",
@@ -52,6 +54,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "quire-app",
             "quire-vault",
             "quire-index",
+            "quire-embed",
             "quire-search",
             "quire-watch",
             "quire-llm",
@@ -93,6 +96,8 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
         ],
     ),
     ("quire-index", &["ureq", "tokio", "axum", "rmcp"]),
+    // A blocking client: no async runtime, no server.
+    ("quire-openai", &["tokio", "axum", "rmcp", "hyper"]),
     ("quire-search", &["ureq", "tokio", "axum", "rmcp"]),
     ("quire-assist", &["tokio", "axum", "rmcp"]),
     // The application core speaks no protocol.

@@ -4,8 +4,7 @@
 use std::hash::{BuildHasher, Hasher};
 use std::time::{Duration, Instant};
 
-use crate::CancelToken;
-use crate::chat::CANCEL_POLL;
+use crate::cancel::{CANCEL_POLL, CancelToken};
 
 /// Retries of a request that failed with 429, a 5xx status or a dropped connection, before any
 /// token arrived.
