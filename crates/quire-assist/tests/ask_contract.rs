@@ -1,6 +1,8 @@
 //! The "Ask your Vault" contract, point by point, against a fake OpenAI-compatible server on
 //! 127.0.0.1 and a temporary copy of the sample vault indexed BM25-only.
 
+#![allow(clippy::unwrap_used)] // tests and benches stop at the first surprise
+
 use quire_testkit as support;
 
 use std::path::PathBuf;

@@ -1,6 +1,8 @@
 //! `draft` (retrieval, wikilinked sources, the guarded atomic insert) and `reflect` (a week's
 //! daily notes, days cited) against a fake OpenAI-compatible server on 127.0.0.1.
 
+#![allow(clippy::unwrap_used)] // tests and benches stop at the first surprise
+
 use quire_testkit as support;
 
 use std::path::{Path, PathBuf};

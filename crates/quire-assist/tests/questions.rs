@@ -2,6 +2,8 @@
 //! `scripts/fetch-model.sh` installs; without it the model test says so and passes), against a
 //! fake OpenAI-compatible server on 127.0.0.1.
 
+#![allow(clippy::unwrap_used)] // tests and benches stop at the first surprise
+
 use quire_testkit as support;
 
 use std::path::PathBuf;

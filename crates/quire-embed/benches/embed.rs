@@ -10,6 +10,8 @@
 //!   QUIRE_BASELINE_PYTHON=/path/to/venv/bin/python cargo bench -p quire-embed --bench embed
 //! ```
 
+#![allow(clippy::unwrap_used)] // tests and benches stop at the first surprise
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

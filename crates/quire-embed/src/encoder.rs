@@ -221,6 +221,14 @@ impl Encoder {
     /// when there are many, else by output columns (a short query reads each weight once).
     fn dense(&self, input: &[f32], d: &Dense, out: &mut [f32], residual: Option<&[f32]>) {
         let t = input.len() / d.inp;
+        // The shapes the raw-pointer products below rely on: checked here, in the safe caller.
+        assert_eq!(input.len(), t * d.inp, "input rows of {} values", d.inp);
+        assert_eq!(out.len(), t * d.out, "output rows of {} values", d.out);
+        assert_eq!(d.w.len(), d.out * d.inp, "weights out × inp");
+        assert_eq!(d.b.len(), d.out, "one bias per output");
+        if let Some(res) = residual {
+            assert_eq!(res.len(), out.len(), "residual shaped like the output");
+        }
         let threads = self.threads();
         out.par_chunks_mut(d.out).enumerate().for_each(|(r, row)| {
             row.copy_from_slice(&d.b);
@@ -285,6 +293,19 @@ impl Encoder {
         let d = hidden / heads;
         let scale = 1.0 / (d as f32).sqrt();
         let stride = 3 * hidden;
+        // The bounds the raw-pointer products below rely on: checked here, in the safe caller.
+        assert_eq!(d * heads, hidden, "heads divide the hidden size");
+        assert_eq!(
+            qkv.len() / stride * hidden,
+            ctx.len(),
+            "ctx has a row per qkv row"
+        );
+        assert!(
+            spans
+                .iter()
+                .all(|&(start, len)| (start + len) * stride <= qkv.len()),
+            "every window lies inside qkv"
+        );
         let dst = Shared(ctx.as_mut_ptr());
         (0..spans.len() * heads).into_par_iter().for_each_init(
             Vec::new,

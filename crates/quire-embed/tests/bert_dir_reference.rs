@@ -3,6 +3,8 @@
 //! (`scripts/bench/minilm_reference.py` wrote `tests/data/minilm_reference.json`). Needs the
 //! folder (`scripts/fetch-model.sh minilm`, run by `scripts/test.sh` and CI).
 
+#![allow(clippy::unwrap_used)] // tests and benches stop at the first surprise
+
 use std::path::PathBuf;
 use std::sync::OnceLock;
 

@@ -2,6 +2,8 @@
 //! engine itself (docs/e5s1-format.md §6): token ids exactly, vectors within the engine's own
 //! numerical noise. Needs the model (`scripts/fetch-model.sh`, run by `scripts/test.sh` and CI).
 
+#![allow(clippy::unwrap_used)] // tests and benches stop at the first surprise
+
 use std::sync::OnceLock;
 
 use quire_embed::{E5Model, Embedder, default_model_path, dot};

@@ -1,6 +1,8 @@
 //! The OpenAI-compatible embedder against a fake server on 127.0.0.1 that records requests and
 //! scripts its replies (a 429 first, answers out of order).
 
+#![allow(clippy::unwrap_used)] // tests and benches stop at the first surprise
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
@@ -80,6 +82,7 @@ fn fake_server(replies: Vec<(u16, &'static str)>) -> (String, RequestLog) {
 }
 
 #[test]
+#[allow(unsafe_code)] // std::env::set_var: this test alone uses the variable
 fn batches_retries_on_429_and_restores_input_order() {
     let (url, log) = fake_server(vec![
         (200, ""),

@@ -2,6 +2,8 @@
 //! hash), and an index never mixes two embedding spaces. Uses the real local model
 //! (`scripts/fetch-model.sh`).
 
+#![allow(clippy::unwrap_used)] // tests and benches stop at the first surprise
+
 use std::fs;
 use std::path::Path;
 use std::sync::{Arc, OnceLock};

@@ -1,6 +1,8 @@
 //! The incremental sync on a copy of the sample vault: what it reads again, what it keeps, and
 //! that any sequence of edits ends in the same index as a fresh build.
 
+#![allow(clippy::unwrap_used)] // tests and benches stop at the first surprise
+
 use std::fs;
 use std::path::PathBuf;
 

@@ -14,6 +14,8 @@
 //! the medians are printed, with the ratio of 2 threads to 1 thread measured in the same
 //! process, so the ratio means something even on a busy machine.
 
+#![allow(clippy::unwrap_used)] // tests and benches stop at the first surprise
+
 #[path = "../tests/corpus_note/mod.rs"]
 mod corpus_note;
 

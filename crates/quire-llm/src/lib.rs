@@ -41,7 +41,9 @@
 pub mod chat;
 pub mod citations;
 pub mod error;
+// llama.cpp's log callback is a C function; its pointers are read in unsafe code.
 #[cfg(feature = "local-llm")]
+#[allow(unsafe_code)]
 pub mod local;
 pub mod openai;
 pub mod provider;

@@ -321,6 +321,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(unsafe_code)] // std::env::set_var: this test alone uses the variable
     fn the_effective_description_has_no_secret() {
         let name = "QUIRE_LLM_TEST_EFFECTIVE_KEY";
         // SAFETY: this variable name is used by this test only.

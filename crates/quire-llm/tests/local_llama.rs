@@ -5,6 +5,8 @@
 //! A 135M-parameter model writes fluent but unreliable text, so these tests assert the
 //! plumbing (streaming, token counts, determinism, cancellation, UTF-8), not what the answer
 //! says.
+
+#![allow(clippy::unwrap_used)] // tests and benches stop at the first surprise
 #![cfg(feature = "local-llm")]
 
 mod corpus_note;

@@ -2,6 +2,8 @@
 //! each request and plays scripted replies: event streams written piece by piece (with pauses),
 //! whole JSON replies, error statuses, silence. No test talks to any other host.
 
+#![allow(clippy::unwrap_used)] // tests and benches stop at the first surprise
+
 use std::io::{BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
@@ -206,6 +208,7 @@ fn ask(model: &OpenAiCompatible) -> (Result<Completion, LlmError>, Vec<String>) 
 }
 
 #[test]
+#[allow(unsafe_code)] // std::env::set_var: this test alone uses the variable
 fn streams_tokens_in_order_and_sends_the_request_it_was_given() {
     let key_env = "QUIRE_LLM_TEST_STREAM_KEY";
     // SAFETY: only this test uses this variable.

@@ -6,6 +6,8 @@
 //! Run: `cargo bench -p quire-search --bench query` (after scripts/fetch-model.sh);
 //! `QUIRE_BENCH_MODEL=DIR` measures another model (e.g. the MiniLM folder).
 
+#![allow(clippy::unwrap_used)] // tests and benches stop at the first surprise
+
 use std::time::{Duration, Instant};
 
 use quire_embed::{default_model_path, load_local};

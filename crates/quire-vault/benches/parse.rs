@@ -5,6 +5,8 @@
 //! Run: `cargo bench -p quire-vault --bench parse` (single-threaded; targets: ≥ 20 MB/s for
 //! parse + chunk, the four real vaults opened in < 1 s together).
 
+#![allow(clippy::unwrap_used)] // tests and benches stop at the first surprise
+
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 

@@ -1,6 +1,8 @@
 //! Writes the generated benchmark vault: `cargo run --release -p quire-vault --example gen_vault -- DIR [N]`
 //! (N notes, default 10,000; the same notes the parse bench uses).
 
+#![allow(clippy::unwrap_used)] // tests and benches stop at the first surprise
+
 #[path = "../benches/common/mod.rs"]
 mod common;
 

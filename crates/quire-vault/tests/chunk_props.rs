@@ -1,5 +1,7 @@
 //! Property tests of the chunker: coverage, exact line ranges, size limits, and id stability.
 
+#![allow(clippy::unwrap_used)] // tests and benches stop at the first surprise
+
 use std::collections::BTreeMap;
 
 use proptest::prelude::*;

@@ -4,6 +4,8 @@
 //! chunks (ids, lines, hashes). A change in any of them shows up as a reviewed diff; a change to
 //! chunk ids or texts also means bumping `CHUNKER_VERSION`.
 
+#![allow(clippy::unwrap_used)] // tests and benches stop at the first surprise
+
 use std::fmt::Write;
 use std::path::PathBuf;
 

@@ -1,4 +1,6 @@
 //! Parsing Obsidian-flavoured Markdown: each rule with a small document.
+
+#![allow(clippy::unwrap_used)] // tests and benches stop at the first surprise
 #![allow(clippy::type_complexity)] // tuples of expected values read best inline in these tests
 
 use quire_vault::daily::DailyNotes;

@@ -2,6 +2,8 @@
 //! corpora): edits made while it runs, edits made while it did not, and a locked index all end in
 //! the same index as a fresh build.
 
+#![allow(clippy::unwrap_used)] // tests and benches stop at the first surprise
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};

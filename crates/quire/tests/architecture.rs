@@ -2,6 +2,8 @@
 //! our crates each may depend on (faces never on each other), and which outside crates the
 //! lower layers must never pull in (no network, async runtime or storage in the vault model).
 
+#![allow(clippy::unwrap_used)] // tests and benches stop at the first surprise
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 

@@ -2,6 +2,8 @@
 //! temporary copy of the sample vault, against a fake OpenAI-compatible server on 127.0.0.1
 //! (shared with quire-assist's contract tests). Indexes are BM25-only except for `questions`.
 
+#![allow(clippy::unwrap_used)] // tests and benches stop at the first surprise
+
 use quire_testkit as support;
 
 use std::io::Read;

@@ -1,5 +1,7 @@
 //! The `quire` binary end to end, on the bundled sample vault and on vaults built with bad input.
 
+#![allow(clippy::unwrap_used)] // tests and benches stop at the first surprise
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -13,6 +13,8 @@
 //!   is right, `bearer` is as good as `Bearer`, and blank or control-character tokens are
 //!   refused at start.
 
+#![allow(clippy::unwrap_used)] // tests and benches stop at the first surprise
+
 use std::fs;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;

@@ -1,5 +1,7 @@
 //! `quire index`, `status`, `search` and `eval` end to end.
 
+#![allow(clippy::unwrap_used)] // tests and benches stop at the first surprise
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

@@ -12,6 +12,8 @@
 //!   ones, without a restart (and waits for its first sync when there is no index yet);
 //! - `noindex`: without an index, search says how to build one and the file tools still answer.
 
+#![allow(clippy::unwrap_used)] // tests and benches stop at the first surprise
+
 use std::path::PathBuf;
 use std::process::Command;
 

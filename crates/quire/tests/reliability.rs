@@ -6,6 +6,8 @@
 //! Each test compares against an index built from scratch in another directory, read with
 //! quire-index's own types (an independent view of the store and the full-text generation).
 
+#![allow(clippy::unwrap_used)] // tests and benches stop at the first surprise
+
 use quire_testkit as support;
 
 use std::collections::BTreeMap;

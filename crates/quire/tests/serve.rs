@@ -13,6 +13,8 @@
 //!   changed chunks are embedded (a counting fake embedding server), and searches that run
 //!   during syncs return whole results.
 
+#![allow(clippy::unwrap_used)] // tests and benches stop at the first surprise
+
 use quire_testkit as support;
 
 use std::collections::{BTreeSet, HashSet};
