@@ -74,19 +74,35 @@ impl VectorMatrix {
     /// One vector per note: the normalised mean of its chunk vectors. Rows must be grouped by note
     /// (the store returns them so). A note whose mean is near zero (chunks pointing in opposite
     /// directions) gets `None`: it is reported, never matched.
+    /// A note's card (its title and properties) counts only for a note with no other chunk:
+    /// cards of notes made from one template are alike, and would pull their notes together.
     pub fn note_centroids(&self) -> Vec<(String, Option<Vec<f32>>)> {
+        let card = quire_vault::chunk::card_id();
         let mut out: Vec<(String, Option<Vec<f32>>)> = Vec::new();
         let mut i = 0;
         while i < self.len() {
             let path = &self.keys[i].0;
             let mut sum = vec![0f32; self.dimension];
             let mut n = 0;
+            let mut card_row = None;
             while i < self.len() && &self.keys[i].0 == path {
-                for (s, v) in sum.iter_mut().zip(self.row(i)) {
-                    *s += v;
+                if self.keys[i].1 == card {
+                    card_row = Some(i);
+                } else {
+                    for (s, v) in sum.iter_mut().zip(self.row(i)) {
+                        *s += v;
+                    }
+                    n += 1;
                 }
-                n += 1;
                 i += 1;
+            }
+            if let (0, Some(row)) = (n, card_row) {
+                sum.copy_from_slice(self.row(row));
+                n = 1;
+            }
+            if n == 0 {
+                out.push((path.clone(), None));
+                continue;
             }
             let norm = sum.iter().map(|x| x * x).sum::<f32>().sqrt() / n as f32;
             let centroid = (norm > 1e-3).then(|| {

@@ -20,6 +20,14 @@
 //! the index handles by also matching chunks by content hash. Ids are unique within a note and do
 //! not include the path, so a renamed note keeps its chunk ids; `(path, id)` is unique in a vault.
 //!
+//! ## The note card
+//! A note whose content is in its properties (a Bases/Dataview-style note: `type: shrine`,
+//! `loc: "[[Kyoto]]"`, no body) would otherwise have no chunk at all, and could be found neither
+//! by words nor by meaning. So a note with properties or aliases, or with no body chunk, also
+//! gets a *card*: its title, aliases and properties as `key: value` lines (a link-valued property
+//! by its target's name, `[[Kyoto|the city]]` → `Kyoto`). The card comes first, covers the
+//! frontmatter's lines, and has the fixed section key [`CARD_KEY`], so its id never changes.
+//!
 //! Sizes are in tokens of the embedding model's tokenizer, through [`TokenCounter`]; until a model
 //! is loaded, [`ApproxTokenCounter`] estimates them.
 
@@ -32,7 +40,12 @@ use crate::model::{BlockKind, Note};
 use crate::parse::is_cjk;
 
 /// Bump when chunk boundaries, ids or texts change, so indexes know to rebuild.
-pub const CHUNKER_VERSION: u32 = 2;
+pub const CHUNKER_VERSION: u32 = 3;
+
+/// The section key of the note card (no heading path can be it: it starts with a NUL).
+pub const CARD_KEY: &str = "\u{0}card";
+/// The longest property value a card shows, in characters (a longer one is cut).
+const CARD_VALUE_CHARS: usize = 300;
 
 /// Counts tokens the way the embedding model will.
 pub trait TokenCounter: Send + Sync {
@@ -149,6 +162,7 @@ pub fn chunk_note_bounded(
     let visible = visible_text(note, &index);
     let content = content_starts(note);
     let mut chunks = Vec::new();
+    let card = card(note, &index, counter);
     for section in sections(note) {
         if chunks.len() > MAX_CHUNKS_PER_NOTE {
             break;
@@ -188,6 +202,9 @@ pub fn chunk_note_bounded(
             ));
         }
     }
+    if let Some(card) = card.filter(|_| needs_card(note, &chunks)) {
+        chunks.insert(0, card);
+    }
     let truncated = chunks.len() > MAX_CHUNKS_PER_NOTE;
     chunks.truncate(MAX_CHUNKS_PER_NOTE);
     // Section keys are unique and an id hashes (key, ordinal), so ids are unique; this only
@@ -202,6 +219,116 @@ pub fn chunk_note_bounded(
         }
     }
     (chunks, truncated)
+}
+
+/// The id of every note's card.
+pub fn card_id() -> String {
+    blake3::hash(format!("{CARD_KEY}\u{1e}0").as_bytes()).to_hex()[..16].to_string()
+}
+
+impl Chunk {
+    /// Whether this is the note's card (title, aliases, properties) rather than a piece of its
+    /// body.
+    pub fn is_card(&self) -> bool {
+        self.heading_path.is_empty() && self.id == card_id()
+    }
+}
+
+/// Whether a note gets a card: it has properties or aliases, or no chunk of its own.
+fn needs_card(note: &Note, chunks: &[Chunk]) -> bool {
+    !note.properties.is_empty() || !note.aliases.is_empty() || chunks.is_empty()
+}
+
+/// The note card (see the module docs): `None` only for a note without a title.
+fn card(note: &Note, index: &LineIndex, counter: &dyn TokenCounter) -> Option<Chunk> {
+    if note.title.trim().is_empty() {
+        return None;
+    }
+    let mut lines = Vec::new();
+    if !note.aliases.is_empty() {
+        lines.push(format!("aliases: {}", note.aliases.join(", ")));
+    }
+    for (key, value) in &note.properties {
+        if key.eq_ignore_ascii_case("aliases") || key.eq_ignore_ascii_case("alias") {
+            continue;
+        }
+        let shown = property_text(value);
+        if !shown.is_empty() {
+            lines.push(format!("{key}: {shown}"));
+        }
+    }
+    let body = if lines.is_empty() {
+        note.title.clone()
+    } else {
+        lines.join("\n")
+    };
+    let text = format!("{}\n\n{}", note.title, body);
+    let end = index
+        .line_start(note.body_start_line)
+        .min(note.source.len());
+    Some(Chunk {
+        id: card_id(),
+        note_path: note.path.clone(),
+        heading_path: Vec::new(),
+        ordinal: 0,
+        start_line: 1,
+        end_line: note.body_start_line.saturating_sub(1).max(1),
+        byte_range: 0..end,
+        token_count: counter.count_tokens(&text),
+        content_hash: blake3::hash(text.as_bytes()).to_hex()[..32].to_string(),
+        body,
+        text,
+    })
+}
+
+/// A property value as words: lists joined with commas, links by their target's name, nested
+/// objects by their values; cut at [`CARD_VALUE_CHARS`].
+fn property_text(value: &serde_json::Value) -> String {
+    use serde_json::Value;
+    let text = match value {
+        Value::Null => String::new(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => link_names(s),
+        Value::Array(items) => items
+            .iter()
+            .map(property_text)
+            .filter(|s| !s.is_empty())
+            .collect::<Vec<_>>()
+            .join(", "),
+        Value::Object(fields) => fields
+            .values()
+            .map(property_text)
+            .filter(|s| !s.is_empty())
+            .collect::<Vec<_>>()
+            .join(", "),
+    };
+    match text.char_indices().nth(CARD_VALUE_CHARS) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text,
+    }
+}
+
+/// `[[Target#Heading|label]]` → `Target` (and `[label](Target.md)` → `Target`); other text as
+/// it is.
+fn link_names(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(open) = rest.find("[[") {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 2..];
+        let Some(close) = after.find("]]") else {
+            out.push_str(&rest[open..]);
+            return out.trim().to_string();
+        };
+        let inner = &after[..close];
+        let target = inner.split(['|', '#', '^']).next().unwrap_or(inner).trim();
+        let name = target.rsplit('/').next().unwrap_or(target);
+        out.push_str(name.strip_suffix(".md").unwrap_or(name));
+        rest = &after[close + 2..];
+    }
+    out.push_str(rest);
+    out.trim().to_string()
 }
 
 /// The source with frontmatter and comments blanked (same byte offsets).

@@ -103,10 +103,12 @@ pub fn parse_note(path: &str, text: &str, options: &ParseOptions) -> Note {
         let name = path.rsplit('/').next().unwrap_or(path);
         name.strip_suffix(".md").unwrap_or(name).to_string()
     };
+    // A template's `# {{title}}` or `# <% tp.file.title %>` is not a title: the file name is.
+    let is_template = |text: &str| text.starts_with("{{") || text.starts_with("<%");
     let title = parts
         .headings
         .iter()
-        .find(|h| h.level == 1 && !h.text.is_empty())
+        .find(|h| h.level == 1 && !h.text.is_empty() && !is_template(h.text.trim_start()))
         .map(|h| h.text.clone())
         .unwrap_or(stem);
 

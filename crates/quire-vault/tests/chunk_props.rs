@@ -99,8 +99,12 @@ fn doc() -> impl Strategy<Value = Doc> {
         })
 }
 
+/// The chunks of the note's body (its card, tested below, covers the frontmatter instead).
 fn chunks_of(note: &Note, options: &ChunkOptions) -> Vec<Chunk> {
     chunk_note(note, options, &ApproxTokenCounter)
+        .into_iter()
+        .filter(|c| !c.is_card())
+        .collect()
 }
 
 /// The body as the reader sees it: frontmatter and comments blanked, offsets kept.
@@ -340,4 +344,61 @@ fn a_note_past_the_chunk_cap_is_cut_and_says_so() {
     );
     let small = parse_note("Small.md", "# S\n\ntext\n", &ParseOptions::default());
     assert!(!chunk_note_bounded(&small, &ChunkOptions::default(), &ApproxTokenCounter).1);
+}
+
+#[test]
+fn a_note_of_properties_gets_a_card_with_link_targets_by_name() {
+    let text = "---\ntype: shrine\nloc: \"[[Places/Kyoto|the city]]\"\ntags: [travel]\nrating: 5\naliases: [Inari]\n---\n";
+    let note = parse_note("Places/Fushimi Inari.md", text, &ParseOptions::default());
+    let chunks = chunk_note(&note, &ChunkOptions::default(), &ApproxTokenCounter);
+    assert_eq!(chunks.len(), 1, "{chunks:#?}");
+    let card = &chunks[0];
+    assert!(card.is_card());
+    assert_eq!(
+        card.body,
+        "aliases: Inari\nloc: Kyoto\nrating: 5\ntags: travel\ntype: shrine"
+    );
+    assert_eq!(card.text, format!("Fushimi Inari\n\n{}", card.body));
+    assert_eq!((card.start_line, card.end_line), (1, 7));
+    assert!(card.heading_path.is_empty());
+    assert_eq!(
+        &card.content_hash,
+        &blake3::hash(card.text.as_bytes()).to_hex()[..32].to_string()
+    );
+}
+
+#[test]
+fn the_card_comes_first_keeps_its_id_and_leaves_body_chunks_alone() {
+    let body = "# Catan\n\nA trading game for three or four.\n";
+    let with = format!("---\nplayers: 3-4\n---\n{body}");
+    let plain = parse_note("Games/Catan.md", body, &ParseOptions::default());
+    let carded = parse_note("Games/Catan.md", &with, &ParseOptions::default());
+    let plain_chunks = chunk_note(&plain, &ChunkOptions::default(), &ApproxTokenCounter);
+    let carded_chunks = chunk_note(&carded, &ChunkOptions::default(), &ApproxTokenCounter);
+    // No properties and a body: no card.
+    assert!(plain_chunks.iter().all(|c| !c.is_card()));
+    assert!(carded_chunks[0].is_card());
+    assert_eq!(carded_chunks[0].body, "players: 3-4");
+    // The body's chunk ids do not depend on the card.
+    let ids = |chunks: &[Chunk]| -> Vec<String> {
+        chunks
+            .iter()
+            .filter(|c| !c.is_card())
+            .map(|c| c.id.clone())
+            .collect()
+    };
+    assert_eq!(ids(&plain_chunks), ids(&carded_chunks));
+    // A card's id is the same in every note and every version of it.
+    let other = parse_note("X.md", "---\na: b\n---\n", &ParseOptions::default());
+    let other = chunk_note(&other, &ChunkOptions::default(), &ApproxTokenCounter);
+    assert_eq!(other[0].id, carded_chunks[0].id);
+}
+
+#[test]
+fn an_empty_note_is_still_found_by_its_title() {
+    let note = parse_note("Inbox/Someday.md", "", &ParseOptions::default());
+    let chunks = chunk_note(&note, &ChunkOptions::default(), &ApproxTokenCounter);
+    assert_eq!(chunks.len(), 1);
+    assert!(chunks[0].is_card());
+    assert_eq!(chunks[0].text, "Someday\n\nSomeday");
 }

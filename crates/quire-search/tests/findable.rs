@@ -1,0 +1,142 @@
+//! Every note can be found by its own title: by words in all four shared vaults, and by meaning
+//! (the real local model, `scripts/fetch-model.sh`) in the kepano vault, where 42 of 103 notes
+//! are properties only and used to have no chunk at all. Those notes also count in similar notes.
+
+#![allow(clippy::unwrap_used)] // tests and benches stop at the first surprise
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use quire_embed::{E5Model, Embedder, default_model_path};
+use quire_index::{IndexLocation, SyncOptions, sync};
+use quire_search::{Mode, SearchRequest, Searcher};
+use quire_vault::{OpenOptions, Vault};
+
+fn vault_dir(name: &str) -> PathBuf {
+    quire_testkit::corpora()
+        .join("vaults")
+        .join(name)
+        .join("vault")
+}
+
+/// Indexes `name` into a temporary directory (the vault itself is only read).
+fn index(name: &str, embedder: Option<Arc<dyn Embedder>>) -> (tempfile::TempDir, Searcher) {
+    let dir = tempfile::tempdir().unwrap();
+    let location = IndexLocation::new(dir.path().join("index"));
+    let options = SyncOptions {
+        embedder: embedder.clone(),
+        ..SyncOptions::default()
+    };
+    sync(&vault_dir(name), &location, &options, &()).unwrap();
+    let searcher = Searcher::open(&location).unwrap();
+    let searcher = match embedder {
+        Some(e) => searcher.with_embedder(e),
+        None => searcher,
+    };
+    (dir, searcher)
+}
+
+/// The notes of `name` that a search for their own title does not return in the top 10 (plus
+/// one place for each other note with the same title).
+fn not_found_by_title(name: &str, searcher: &Searcher, mode: Mode) -> Vec<String> {
+    let vault = Vault::open(&vault_dir(name), &OpenOptions::default()).unwrap();
+    let mut same_title: HashMap<String, usize> = HashMap::new();
+    for note in &vault.notes {
+        *same_title.entry(note.title.to_lowercase()).or_default() += 1;
+    }
+    let mut missing = Vec::new();
+    for note in &vault.notes {
+        let mut request = SearchRequest::new(note.title.clone());
+        request.mode = mode;
+        request.k = 9 + same_title[&note.title.to_lowercase()];
+        let results = searcher.search(&request).unwrap();
+        if !results.results.iter().any(|hit| hit.path == note.path) {
+            missing.push(format!("{} ({})", note.path, note.title));
+        }
+    }
+    assert!(vault.notes.len() > 20, "{name}: the corpus is missing");
+    missing
+}
+
+#[test]
+fn every_note_of_the_four_vaults_is_found_by_its_title_in_words() {
+    for name in [
+        "kepano-obsidian",
+        "obsidian-starter-vault",
+        "obsidian-tasks-demo",
+        "obsidian-tasks-docs",
+    ] {
+        let (_dir, searcher) = index(name, None);
+        let missing = not_found_by_title(name, &searcher, Mode::Bm25);
+        assert!(
+            missing.is_empty(),
+            "{name}: not found by title: {missing:#?}"
+        );
+    }
+}
+
+#[test]
+fn notes_of_properties_only_are_found_by_meaning_and_have_similar_notes() {
+    let path = default_model_path();
+    assert!(
+        path.exists(),
+        "model missing at {}: run scripts/fetch-model.sh",
+        path.display()
+    );
+    let model: Arc<dyn Embedder> = Arc::new(E5Model::load(&path).unwrap());
+    let (_dir, searcher) = index("kepano-obsidian", Some(model));
+    // Every note by its title in the default mode (hybrid)…
+    let missing = not_found_by_title("kepano-obsidian", &searcher, Mode::Hybrid);
+    assert!(missing.is_empty(), "not found in hybrid mode: {missing:#?}");
+    // …and every note of properties only (its card is its one chunk) by meaning alone.
+    let vault = Vault::open(&vault_dir("kepano-obsidian"), &OpenOptions::default()).unwrap();
+    let cards_only: Vec<&quire_vault::Note> = (0..vault.notes.len())
+        .filter(|&i| vault.chunks(i).iter().all(|c| c.is_card()))
+        .map(|i| &vault.notes[i])
+        .collect();
+    assert!(
+        cards_only.len() >= 40,
+        "{} notes of properties only",
+        cards_only.len()
+    );
+    let mut by_meaning = Vec::new();
+    for note in &cards_only {
+        let mut request = SearchRequest::new(note.title.clone());
+        request.mode = Mode::Vector;
+        request.k = 10;
+        let found = searcher.search(&request).unwrap().results;
+        if !found.iter().any(|hit| hit.path == note.path) {
+            by_meaning.push(note.path.clone());
+        }
+    }
+    assert!(
+        by_meaning.is_empty(),
+        "not found by meaning: {by_meaning:#?}"
+    );
+    // The examples: a board game and a shrine described only by their properties.
+    for (query, wanted) in [
+        ("Catan", "References/Catan.md"),
+        ("Fushimi Inari shrine", "References/Fushimi Inari.md"),
+    ] {
+        for mode in [Mode::Bm25, Mode::Vector, Mode::Hybrid] {
+            let mut request = SearchRequest::new(query);
+            request.mode = mode;
+            request.k = 5;
+            let paths: Vec<String> = searcher
+                .search(&request)
+                .unwrap()
+                .results
+                .into_iter()
+                .map(|hit| hit.path)
+                .collect();
+            assert!(
+                paths.iter().any(|p| p == wanted),
+                "{query} ({mode}): {paths:?}"
+            );
+        }
+    }
+    let similar = searcher.similar("References/Catan.md", 5).unwrap();
+    assert_eq!(similar.len(), 5, "{similar:?}");
+    assert!(similar.iter().all(|s| s.path != "References/Catan.md"));
+}
