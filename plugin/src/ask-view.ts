@@ -186,7 +186,8 @@ export class AskView extends ItemView {
         return await this.host.client().ask(question, { mode: this.host.settings.searchMode, conversation: this.conversation }, onText, signal);
       } catch (error) {
         const settling = Date.now() - this.stoppedAt < STOPPED_SETTLE_MS;
-        if (!(error instanceof QuireError) || error.code !== "busy" || !settling) throw error;
+        const busy = error instanceof QuireError && (error.code === "busy" || error.code === "conversation_busy");
+        if (!busy || !settling) throw error;
         els.meta.setText("Waiting for the stopped answer to end…");
         await new Promise((resolve) => window.setTimeout(resolve, BUSY_RETRY_MS));
         if (signal.aborted) throw abortError();
@@ -236,10 +237,12 @@ function askProblem(error: unknown): string {
   switch (error.code) {
     case "unreachable":
       return `${error.message}. It reconnects by itself; see the status bar.`;
+    case "conversation_busy":
+      return "The previous question of this conversation is still being answered; ask again when it has finished.";
+    case "conversation_full":
+      return "This conversation has had as many turns as it may: start a new conversation.";
     case "busy":
-      return error.status === 409
-        ? "The previous question of this conversation is still being answered; ask again when it has finished."
-        : "quire is writing other answers; ask again when one has finished.";
+      return "quire is writing other answers; ask again when one has finished.";
     case "llm_error":
       return `The language model failed: ${error.message}`;
     default:

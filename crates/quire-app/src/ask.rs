@@ -27,6 +27,8 @@ pub struct AskRequest<'a> {
     pub query: &'a str,
     /// The retriever; `None` is the index's default (hybrid with embeddings, else BM25).
     pub mode: Option<Mode>,
+    /// How many notes and passages to retrieve and keep; a date phrase raises `notes` to one per
+    /// day of its range (up to `candidate_notes`).
     pub limits: ContextLimits,
     /// The day date phrases are read against.
     pub today: NaiveDate,
@@ -89,13 +91,16 @@ struct Kept {
 /// A conversation taken out for one turn: give it back with [`Conversations::put_back`].
 #[derive(Debug)]
 pub struct Turn {
+    /// The conversation's id: 32 hex digits, new when the turn starts a conversation.
     pub id: String,
+    /// The sources and turns so far; the caller answers with it, then gives it back.
     pub conversation: Conversation,
     /// The turns answered before this one.
     pub turns: usize,
 }
 
 impl Conversations {
+    /// No conversations yet.
     pub fn new() -> Conversations {
         Conversations::default()
     }
@@ -144,10 +149,9 @@ impl Conversations {
             )));
         };
         if entry.turns >= MAX_TURNS {
-            return Err(AppError::bad_arguments(
-                "ask",
-                format!("conversation `{id}` has had {MAX_TURNS} turns: start a new one"),
-            ));
+            return Err(AppError::ConversationFull(format!(
+                "conversation `{id}` has had {MAX_TURNS} turns: start a new one"
+            )));
         }
         let Some(conversation) = entry.conversation.take() else {
             return Err(AppError::Busy(format!(
@@ -258,7 +262,7 @@ mod tests {
             }
         };
         assert!(
-            matches!(refused, AppError::BadArguments { .. }),
+            matches!(refused, AppError::ConversationFull(_)),
             "{refused}"
         );
         assert_eq!(answered, MAX_TURNS);

@@ -7,16 +7,35 @@
 /// serving.
 #[derive(Debug, thiserror::Error)]
 pub enum AppError {
+    /// The arguments break a rule: a missing or malformed value, a limit, an unknown tool.
     #[error("invalid arguments for `{tool}`: {message}")]
-    BadArguments { tool: String, message: String },
+    BadArguments {
+        /// The tool or operation called (`search_notes`, `reflect`, `resources/read`, …).
+        tool: String,
+        /// What is wrong and how to correct it.
+        message: String,
+    },
+    /// The vault refused the request: a path outside it, no such note, a bad request.
     #[error(transparent)]
     Vault(#[from] quire_vault::VaultError),
+    /// The index could not answer: there is none, it has no embeddings for the mode asked, the
+    /// note is not in it, or reading it failed.
     #[error(transparent)]
     Search(#[from] quire_search::SearchError),
+    /// Ask, draft or reflect failed (retrieval, the model, reading a note).
     #[error(transparent)]
     Assist(#[from] quire_assist::AssistError),
+    /// The note's file exists but cannot be read as a note (no permission, too large, not a
+    /// regular file, not text).
     #[error("{path}: cannot be read as a note: {reason}")]
-    Unreadable { path: String, reason: String },
+    Unreadable {
+        /// The note's vault-relative path.
+        path: String,
+        /// Why it cannot be read.
+        reason: String,
+    },
+    /// What the request needs is not there yet (the first parse, the first index) or not at all;
+    /// the message says which and what to do.
     #[error("{0}")]
     NotReady(String),
     /// Something the request names does not exist (a conversation that ended).
@@ -25,13 +44,19 @@ pub enum AppError {
     /// What the request needs is in use by another request: try again later.
     #[error("{0}")]
     Busy(String),
+    /// A conversation has had as many turns as it may.
+    #[error("{0}")]
+    ConversationFull(String),
+    /// A resource URI that names no note resource (the URI as given).
     #[error("unknown resource `{0}`: note resources look like quire://note/Folder/Note.md")]
     UnknownResource(String),
+    /// A failure that is not the caller's (a task that panicked, a bug); the server keeps serving.
     #[error("internal error: {0} (the server keeps running)")]
     Internal(String),
 }
 
 impl AppError {
+    /// [`AppError::BadArguments`] for `tool`.
     pub fn bad_arguments(tool: &str, message: impl Into<String>) -> Self {
         AppError::BadArguments {
             tool: tool.to_string(),
@@ -43,10 +68,13 @@ impl AppError {
 /// What keeps the live state of a vault from starting.
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
+    /// The vault's settings could not be loaded: a missing root or a broken config file.
     #[error(transparent)]
     Vault(#[from] quire_vault::VaultError),
+    /// The thread of the first parse could not be spawned.
     #[error("cannot start a background thread: {0}")]
     Thread(#[source] std::io::Error),
+    /// The watcher could not start.
     #[error(transparent)]
     Watch(#[from] quire_watch::WatchError),
 }

@@ -38,11 +38,17 @@ pub enum AnswerKind {
 /// A source as the user sees it, from quire's records.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SourceCard {
+    /// The id the model saw (`S1`, …).
     pub id: String,
+    /// Vault-relative path of the note.
     pub path: String,
+    /// The note's title.
     pub title: String,
+    /// The headings above the passage, outermost first.
     pub heading_path: Vec<String>,
+    /// First line of the passage in the note, 1-based.
     pub start_line: usize,
+    /// Last line of the passage, inclusive.
     pub end_line: usize,
     /// An Obsidian link to the passage's section: `[[Note#Heading]]`.
     pub link: String,
@@ -51,6 +57,7 @@ pub struct SourceCard {
 }
 
 impl SourceCard {
+    /// The card of `source`; `cited` says whether the answer cites it.
     pub fn of(source: &Source, cited: bool) -> SourceCard {
         let p = &source.passage;
         let link = match p.heading_path.last() {
@@ -73,15 +80,20 @@ impl SourceCard {
 /// One valid citation: the id and where it points.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CitedSource {
+    /// The id as cited (`S3`).
     pub id: String,
+    /// Vault-relative path of the cited note.
     pub path: String,
+    /// First line of the cited passage, 1-based.
     pub start_line: usize,
+    /// Last line of the cited passage, inclusive.
     pub end_line: usize,
 }
 
 /// One answer (the `--json` output of `quire ask`).
 #[derive(Debug, Clone, Serialize)]
 pub struct Answer {
+    /// Generated, extractive, or nothing found.
     pub kind: AnswerKind,
     /// The answer as shown: unknown citations removed.
     pub answer: String,
@@ -93,8 +105,11 @@ pub struct Answer {
     pub sources: Vec<SourceCard>,
     /// Things the reader should know (no citation at all, removed citations).
     pub warnings: Vec<String>,
+    /// How this turn's context was put together.
     pub retrieval: RetrievalReport,
+    /// The model that wrote the answer ([`ChatModel::name`]); `None` unless generated.
     pub model: Option<String>,
+    /// Token counts, when the model's server reported them.
     pub usage: Option<Usage>,
 }
 
@@ -109,14 +124,17 @@ pub struct Conversation {
 }
 
 impl Conversation {
+    /// A conversation with no turn yet.
     pub fn new() -> Conversation {
         Conversation::default()
     }
 
+    /// Every source given so far, in id order (`S1` first).
     pub fn sources(&self) -> &[Source] {
         &self.sources
     }
 
+    /// The user and assistant messages of the generated turns so far, as the model sees them again.
     pub fn history(&self) -> &[Message] {
         &self.history
     }
@@ -160,6 +178,10 @@ impl Conversation {
         let Some(model) = model else {
             let text = extractive_answer(&turn);
             on_text(&text);
+            // Offline turns are remembered too: the next follow-up is searched with this
+            // question, and a passage keeps its id for the rest of the conversation.
+            self.sources.extend(new);
+            self.questions.push(question.to_string());
             let quoted: Vec<&str> = turn
                 .iter()
                 .take(EXTRACTIVE_PASSAGES)

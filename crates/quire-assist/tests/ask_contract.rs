@@ -484,3 +484,48 @@ fn follow_ups_carry_the_conversation_and_every_turn_is_checked() {
         }
     }
 }
+
+#[test]
+fn offline_follow_ups_keep_the_question_and_the_ids_of_earlier_passages() {
+    let vault = Vault::new(&[]);
+    let mut chat = Conversation::new();
+    let cancel = CancelToken::new();
+    let first = chat
+        .ask(
+            None,
+            vault.context(QUESTION),
+            QUESTION,
+            &cancel,
+            &mut |_| {},
+        )
+        .unwrap();
+    assert!(!first.sources.is_empty());
+    let follow_up = "And in summer?";
+    let query = chat.retrieval_query(follow_up);
+    assert!(query.contains("sourdough starter"), "{query}");
+    let second = chat
+        .ask(None, vault.context(&query), follow_up, &cancel, &mut |_| {})
+        .unwrap();
+    // The same passage has the same id in both offline turns (and some passage comes back: the
+    // follow-up is searched with the first question).
+    let mut again = 0;
+    for card in &second.sources {
+        if let Some(earlier) = first
+            .sources
+            .iter()
+            .find(|c| c.path == card.path && c.start_line == card.start_line)
+        {
+            assert_eq!(earlier.id, card.id);
+            again += 1;
+        }
+    }
+    assert!(again > 0, "{:?}", second.sources);
+    // The conversation remembers every passage it showed.
+    for card in &first.sources {
+        assert!(
+            chat.sources().iter().any(|s| s.id == card.id),
+            "{}",
+            card.id
+        );
+    }
+}

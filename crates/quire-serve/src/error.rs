@@ -16,43 +16,76 @@ use serde_json::json;
 /// What keeps `quire serve` (or `quire watch`) from starting, or stops it.
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
+    /// The server would listen beyond loopback without a token.
     #[error(
         "binding {addr} (not a loopback address) requires a token: pass --token or set QUIRE_TOKEN (at least {min} characters)"
     )]
-    TokenRequired { addr: SocketAddr, min: usize },
+    TokenRequired {
+        /// The address asked for.
+        addr: SocketAddr,
+        /// [`crate::MIN_TOKEN_LEN`].
+        min: usize,
+    },
+    /// The token has fewer than `min` characters that are not whitespace.
     #[error(
         "the token must be at least {min} characters long, not counting spaces or other whitespace (it is trimmed)"
     )]
-    WeakToken { min: usize },
+    WeakToken {
+        /// [`crate::MIN_TOKEN_LEN`].
+        min: usize,
+    },
+    /// The token holds a control character.
     #[error(
         "the token must not contain control characters (tabs, line breaks, escapes): use letters, digits and punctuation"
     )]
     TokenControlCharacters,
+    /// `--host` is neither an IP address nor a name that resolves.
     #[error("bad --host `{host}`: {reason}")]
-    BadHost { host: String, reason: String },
+    BadHost {
+        /// `--host` as given.
+        host: String,
+        /// Why it names no address: the resolver's error, or that it resolved to none.
+        reason: String,
+    },
+    /// The listener could not bind `addr` (or read its local address).
     #[error("cannot listen on {addr}: {source}")]
     Bind {
+        /// The address asked for (port 0: any free port).
         addr: SocketAddr,
+        /// The operating system's reason.
         #[source]
         source: std::io::Error,
     },
+    /// Another `quire serve` or `quire watch` holds the watcher's lock of this index.
     #[error(
         "index is locked by pid {pid}: another `quire serve` or `quire watch` keeps this index in sync (lock file {}); stop it, or start this one with --no-watch",
         path.display()
     )]
-    AlreadyWatched { pid: String, path: PathBuf },
+    AlreadyWatched {
+        /// The process holding the lock, as its lock file records it.
+        pid: String,
+        /// The lock file.
+        path: PathBuf,
+    },
+    /// The tokio runtime could not be built.
     #[error("cannot start the async runtime: {0}")]
     Runtime(#[source] std::io::Error),
+    /// The index directory could not be created or its watcher's lock taken.
     #[error(transparent)]
     Index(#[from] IndexError),
+    /// A vault could not be opened or read.
     #[error(transparent)]
     Vault(#[from] VaultError),
+    /// The vault's running state could not start: the vault, a thread or the watcher.
     #[error(transparent)]
     Live(#[from] quire_app::StartError),
+    /// The vault's settings (for reading notes into answers) could not be loaded.
     #[error(transparent)]
     Assist(#[from] quire_assist::AssistError),
+    /// `quire watch` could not start its watcher.
     #[error(transparent)]
     Watch(#[from] quire_watch::WatchError),
+    /// The HTTP server failed while serving.
     #[error("server: {0}")]
     Server(#[source] std::io::Error),
 }
@@ -60,12 +93,17 @@ pub enum ServeError {
 /// One failed request. `code` is part of the API (see `openapi.json`); `message` is for people.
 #[derive(Debug, Clone)]
 pub struct ApiError {
+    /// The response's HTTP status.
     pub status: StatusCode,
+    /// A stable, machine-readable name (`bad_request`, `note_not_found`, …), listed in
+    /// `openapi.json`.
     pub code: &'static str,
+    /// What went wrong, for people.
     pub message: String,
 }
 
 impl ApiError {
+    /// An error with this status, code and message.
     pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
         ApiError {
             status,
@@ -74,10 +112,12 @@ impl ApiError {
         }
     }
 
+    /// 400, code `bad_request`: the request's arguments are wrong.
     pub fn bad_request(message: impl Into<String>) -> Self {
         ApiError::new(StatusCode::BAD_REQUEST, "bad_request", message)
     }
 
+    /// 500, code `internal`: a failure that is not the client's.
     pub fn internal(message: impl Into<String>) -> Self {
         ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", message)
     }
@@ -151,7 +191,10 @@ impl From<AppError> for ApiError {
                 ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "not_ready", message)
             }
             AppError::NotFound(_) => ApiError::new(StatusCode::NOT_FOUND, "not_found", message),
-            AppError::Busy(_) => ApiError::new(StatusCode::CONFLICT, "busy", message),
+            AppError::Busy(_) => ApiError::new(StatusCode::CONFLICT, "conversation_busy", message),
+            AppError::ConversationFull(_) => {
+                ApiError::new(StatusCode::CONFLICT, "conversation_full", message)
+            }
             AppError::UnknownResource(_) => {
                 ApiError::new(StatusCode::NOT_FOUND, "not_found", message)
             }
