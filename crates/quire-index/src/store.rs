@@ -209,10 +209,13 @@ impl Store {
 
     /// Tags of every note, lowercased, as (path, tag) pairs.
     pub fn tags(&self) -> Result<Vec<(String, String)>, IndexError> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT note_path, tag FROM tags")
-            .map_err(db_err)?;
+        self.string_pairs("SELECT note_path, tag FROM tags")
+    }
+
+    /// The rows of a query that selects two text columns (a constant: nothing is built from
+    /// arguments).
+    fn string_pairs(&self, sql: &'static str) -> Result<Vec<(String, String)>, IndexError> {
+        let mut stmt = self.conn.prepare(sql).map_err(db_err)?;
         let rows = stmt
             .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
             .map_err(db_err)?;
@@ -241,14 +244,7 @@ impl Store {
 
     /// Files skipped by the last sync, with reasons.
     pub fn skipped(&self) -> Result<Vec<(String, String)>, IndexError> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT path, message FROM skipped ORDER BY path")
-            .map_err(db_err)?;
-        let rows = stmt
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-            .map_err(db_err)?;
-        rows.collect::<Result<_, _>>().map_err(db_err)
+        self.string_pairs("SELECT path, message FROM skipped ORDER BY path")
     }
 
     /// The number of rows of `table`.
