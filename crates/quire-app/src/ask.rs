@@ -1,6 +1,9 @@
 //! The ask flow, once for every face: a question's passages are retrieved and frozen before the
-//! model is called. A date phrase ("last week", "on Jan 5", "2026-W48") limits the candidates to
-//! the daily notes of those days, with room for one note per day (up to the candidate count).
+//! model is called. A date phrase ("last week", "on Jan 5", "2026-W48") in a question about the
+//! user's own days ([`is_about_own_days`]: "what did I do last week?") limits the candidates to
+//! the daily notes of those days, with room for one note per day (up to the candidate count);
+//! when those days have no daily note, or the question asks how something works ("what happens
+//! to tasks due today?"), the whole vault is searched.
 //! [`Conversations`] keeps the multi-turn conversations of a server.
 
 use std::collections::HashMap;
@@ -11,7 +14,7 @@ use chrono::NaiveDate;
 use quire_assist::FrozenContext;
 use quire_assist::ask::Conversation;
 use quire_assist::context::{self, ContextLimits, RetrievalRequest, SourceReader};
-use quire_assist::dates::date_range_in;
+use quire_assist::dates::{date_range_in, is_about_own_days};
 use quire_assist::reflect::daily_paths_in;
 use quire_search::{Mode, Searcher};
 
@@ -47,20 +50,32 @@ pub fn ask_context(
         Some(mode) => mode,
         None => searcher.default_mode()?,
     };
-    if let Some(range) = date_range_in(request.question, request.today) {
+    let mut widened = None;
+    if let Some(range) = date_range_in(request.question, request.today)
+        && is_about_own_days(request.question)
+    {
         let notes = searcher
             .store()
             .notes()
             .map_err(quire_search::SearchError::from)?;
         let days = daily_paths_in(reader, notes.iter().map(|n| n.path.as_str()), range);
-        // A date phrase asks about every day of its range: room for one note per day.
-        limits.notes = limits.notes.max(days.len().min(limits.candidate_notes));
-        retrieval.limits = limits;
-        retrieval.only = Some(days);
-        retrieval.date_range = Some(range);
+        if days.is_empty() {
+            widened = Some(format!(
+                "no daily notes between {} and {}: the whole vault was searched",
+                range.from, range.to
+            ));
+        } else {
+            // A date phrase asks about every day of its range: room for one note per day.
+            limits.notes = limits.notes.max(days.len().min(limits.candidate_notes));
+            retrieval.limits = limits;
+            retrieval.only = Some(days);
+            retrieval.date_range = Some(range);
+        }
     }
     let found = context::retrieve(searcher, &retrieval)?;
-    Ok(context::materialize(reader, found, &limits))
+    let mut frozen = context::materialize(reader, found, &limits);
+    frozen.report.notes.extend(widened);
+    Ok(frozen)
 }
 
 /// How many conversations a server keeps (the least recently used goes first).

@@ -302,6 +302,7 @@ fn answer(
         );
     }
     warnings.extend(removed_warning("sources", &invalid));
+    warnings.extend(retrieval.notes.iter().cloned());
     Answer {
         kind,
         answer: text,

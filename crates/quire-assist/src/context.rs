@@ -62,8 +62,11 @@ impl Default for ContextLimits {
 /// What to retrieve.
 #[derive(Debug, Clone)]
 pub struct RetrievalRequest {
+    /// What to search for; blank: no search, only the notes of `only`.
     pub query: String,
+    /// The retriever (BM25 from [`RetrievalRequest::new`]).
     pub mode: Mode,
+    /// How many candidates to ask for.
     pub limits: ContextLimits,
     /// When set, only these notes may be candidates (a date phrase's daily notes). Those the
     /// search does not rank are added after the ranked ones, in this order.
@@ -75,6 +78,7 @@ pub struct RetrievalRequest {
 }
 
 impl RetrievalRequest {
+    /// A BM25 retrieval of `query` with no filter.
     pub fn new(query: impl Into<String>, limits: ContextLimits) -> RetrievalRequest {
         RetrievalRequest {
             query: query.into(),
@@ -90,50 +94,72 @@ impl RetrievalRequest {
 /// A chunk as the index recorded it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChunkRef {
+    /// The chunk's stable id within its note.
     pub id: String,
+    /// blake3 of the chunk's indexed text, as the store recorded it.
     pub content_hash: String,
+    /// The headings above the chunk, outermost first.
     pub heading_path: Vec<String>,
+    /// First line, 1-based, when it was indexed.
     pub start_line: usize,
+    /// Last line, inclusive, when it was indexed.
     pub end_line: usize,
+    /// The chunk's search score (0 for a chunk of a note `only` added unranked).
     pub score: f32,
 }
 
 /// A note the index proposes, with its best chunks.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Candidate {
+    /// Vault-relative path.
     pub path: String,
+    /// The note's title, as indexed.
     pub title: String,
     /// The wikilink target that names this note ([`link_target`]).
     pub link: String,
+    /// The score of its best chunk (0 for a note `only` added unranked).
     pub score: f32,
+    /// At most `candidate_chunks` chunks, best first (a note added unranked: its first ones).
     pub chunks: Vec<ChunkRef>,
 }
 
 /// The candidates of one retrieval, before the files are read again.
 #[derive(Debug, Clone)]
 pub struct Retrieval {
+    /// The query searched.
     pub query: String,
+    /// The retriever used.
     pub mode: Mode,
     /// The index generation the candidates come from.
     pub generation: u64,
+    /// The date range that limited the candidates, if any.
     pub date_range: Option<DateRange>,
+    /// Ranked notes best first, then the notes of `only` the search did not rank, in their order.
     pub candidates: Vec<Candidate>,
 }
 
 /// A passage verified against the current file: what a model may read.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Passage {
+    /// Vault-relative path of its note.
     pub path: String,
+    /// The note's title, from the file as it is now.
     pub title: String,
     /// The wikilink target of its note.
     pub link: String,
+    /// The chunk's stable id within its note.
     pub chunk_id: String,
+    /// blake3 of the chunk's indexed text; equal to the index's, or the passage would be dropped.
     pub content_hash: String,
+    /// The headings above the passage, outermost first.
     pub heading_path: Vec<String>,
+    /// First line in the current file, 1-based.
     pub start_line: usize,
+    /// Last line in the current file, inclusive.
     pub end_line: usize,
     /// The chunk's Markdown as it is in the file now (comments removed).
     pub text: String,
+    /// The chunk's search score (0 for a note added unranked).
     pub score: f32,
 }
 
@@ -148,7 +174,9 @@ impl Passage {
 /// path and lines stay in quire's records.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Source {
+    /// `S1`, `S2`, …: what the model cites.
     pub id: String,
+    /// The passage, serialized inline beside the id.
     #[serde(flatten)]
     pub passage: Passage,
 }
@@ -193,19 +221,28 @@ impl std::fmt::Display for DropReason {
 /// A candidate chunk that was not sent, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Dropped {
+    /// Vault-relative path of the note.
     pub path: String,
+    /// The chunk id the index recorded.
     pub chunk_id: String,
+    /// Why it was not sent.
     pub reason: DropReason,
 }
 
 /// How a context was put together (the `retrieval` object of `quire ask --json`).
 #[derive(Debug, Clone, Serialize)]
 pub struct RetrievalReport {
+    /// The query searched.
     pub query: String,
+    /// The retriever used.
     pub mode: Mode,
+    /// The index generation the candidates came from.
     pub generation: u64,
+    /// The date range that limited the candidates, if any.
     pub date_range: Option<DateRange>,
+    /// Notes the index proposed.
     pub candidate_notes: usize,
+    /// Chunks of those notes, in all.
     pub candidate_chunks: usize,
     /// Candidate chunks that no longer match their file (`quire index` brings the index up to date).
     pub dropped: Vec<Dropped>,
@@ -213,15 +250,24 @@ pub struct RetrievalReport {
     pub duplicates: usize,
     /// Verified passages left out by the note, per-note or budget limits.
     pub left_out: usize,
+    /// Passages in the context.
     pub sources: usize,
+    /// Their text's length in Unicode code points (at most `limits.budget`).
     pub code_points: usize,
+    /// The limits applied.
     pub limits: ContextLimits,
+    /// What the user should know about how the passages were chosen (e.g. a date phrase whose
+    /// days have no daily notes, so the whole vault was searched).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// The passages of an answer, read and verified before generation starts. It owns its text.
 #[derive(Debug, Clone)]
 pub struct FrozenContext {
+    /// What the model reads: note by note in rank order, within a note in document order.
     pub passages: Vec<Passage>,
+    /// How the passages were chosen, and what was dropped or left out.
     pub report: RetrievalReport,
 }
 
@@ -245,6 +291,7 @@ impl SourceReader {
         &self.settings.root
     }
 
+    /// The vault's settings: scan rules, parse and chunk options.
     pub fn settings(&self) -> &VaultSettings {
         &self.settings
     }
@@ -509,6 +556,7 @@ pub fn materialize(
             sources: selection.passages.len(),
             code_points: selection.code_points,
             limits: *limits,
+            notes: Vec::new(),
         },
         passages: selection.passages,
     }
@@ -519,8 +567,11 @@ pub fn materialize(
 pub struct Selection {
     /// Note by note in rank order; within a note, in document order.
     pub passages: Vec<Passage>,
+    /// Passages dropped because their text repeats a better one's.
     pub duplicates: usize,
+    /// Distinct passages not chosen (note, per-note or budget limits).
     pub left_out: usize,
+    /// The chosen passages' length in Unicode code points.
     pub code_points: usize,
 }
 

@@ -15,11 +15,14 @@ use crate::error::AssistError;
 /// Days from `from` to `to`, both included.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct DateRange {
+    /// The first day.
     pub from: NaiveDate,
+    /// The last day, included.
     pub to: NaiveDate,
 }
 
 impl DateRange {
+    /// The days `from` to `to`; [`AssistError::BadDate`] when `from` is after `to`.
     pub fn new(from: NaiveDate, to: NaiveDate) -> Result<DateRange, AssistError> {
         if from > to {
             return Err(AssistError::BadDate(format!(
@@ -29,6 +32,7 @@ impl DateRange {
         Ok(DateRange { from, to })
     }
 
+    /// The single day `day`.
     pub fn day(day: NaiveDate) -> DateRange {
         DateRange { from: day, to: day }
     }
@@ -60,6 +64,7 @@ impl DateRange {
         }
     }
 
+    /// Whether `day` is in the range, ends included.
     pub fn contains(&self, day: NaiveDate) -> bool {
         self.from <= day && day <= self.to
     }
@@ -131,6 +136,29 @@ fn recent_date(today: NaiveDate, month: u32, day: u32, year: Option<i32>) -> Opt
     NaiveDate::from_ymd_opt(today.year(), month, day)
         .filter(|d| *d <= today)
         .or_else(|| NaiveDate::from_ymd_opt(today.year() - 1, month, day))
+}
+
+/// Whether a question is about the user's own days (what they did, wrote, felt on those days),
+/// so that its date phrase should limit the answer to those days' daily notes. A question with
+/// a date phrase that asks how something works ("What happens to tasks due today?", "How do I
+/// list this week's tasks?") is not: it is answered from the whole vault.
+///
+/// The rule: a first-person subject or possessive (I, we, my, our; я, мы, мой…), or a word for
+/// the journal itself (journal, diary, daily note; дневник), and not a how-to (how do I, how can
+/// I, how to; как). English and Russian, like [`date_range_in`].
+pub fn is_about_own_days(question: &str) -> bool {
+    static HOW_TO: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"\bhow\s+(?:do|can|could|should|would|to)\b|\bhow\s+(?:i|we)\b|^\s*как\b")
+            .expect("static regex")
+    });
+    static OWN: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r"\b(?:i|i'm|i've|i'd|we|me|my|mine|our|us|myself)\b|\b(?:journal|diary|daily\s+notes?|logbook)\b|(?:^|[^\p{L}])(?:я|мы|мне|меня|мной|мой|моя|моё|мое|мои|моих|нас|наш|наша|наши|дневник\p{L}*)(?:[^\p{L}]|$)",
+        )
+        .expect("static regex")
+    });
+    let text = question.to_lowercase();
+    OWN.is_match(&text) && !HOW_TO.is_match(&text)
 }
 
 /// The date range a question's date phrase names, relative to `today`, or `None` when it names
@@ -238,6 +266,33 @@ pub fn date_range_in(text: &str, today: NaiveDate) -> Option<DateRange> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn questions_about_the_users_days_are_told_from_how_to_questions() {
+        for own in [
+            "What did I do last week?",
+            "What did I write about sourdough on Nov 20?",
+            "Summarize my week",
+            "What was on my mind yesterday?",
+            "What did we decide on 2026-11-20?",
+            "What's in my journal this week?",
+            "Show the daily notes of last week",
+            "Что я делал вчера?",
+            "О чём мой дневник на прошлой неделе?",
+        ] {
+            assert!(is_about_own_days(own), "{own}");
+        }
+        for docs in [
+            "What happens to tasks that are due today?",
+            "How do I list this week's tasks?",
+            "How can I show tasks done yesterday?",
+            "Which query shows tasks due this week?",
+            "how to filter by today's date",
+            "Как показать задачи на этой неделе?",
+        ] {
+            assert!(!is_about_own_days(docs), "{docs}");
+        }
+    }
 
     fn d(text: &str) -> NaiveDate {
         parse_date(text).unwrap()

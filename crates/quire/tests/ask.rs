@@ -303,6 +303,62 @@ fn a_date_phrase_limits_ask_to_that_weeks_daily_notes() {
 }
 
 #[test]
+fn a_date_phrase_in_a_how_to_question_does_not_limit_ask_to_daily_notes() {
+    // The tasks docs answer both questions; neither is about what the user did on those days.
+    let dir = tempfile::tempdir().unwrap();
+    let vault = dir.path().join("vault");
+    support::copy_tree(
+        &support::corpora().join("vaults/obsidian-tasks-docs/vault"),
+        &vault,
+    );
+    let index = dir.path().join("index");
+    let quire = || support::quire(env!("CARGO_BIN_EXE_quire"), &vault, &index);
+    support::ok(&quire().arg("index").output().unwrap());
+    for question in [
+        "What happens to tasks that are due today?",
+        "How do I list this week's tasks?",
+    ] {
+        let v = json(
+            &quire()
+                .args(["--json", "ask", question, "--today", "2026-12-01"])
+                .output()
+                .unwrap(),
+        );
+        assert_eq!(v["kind"], "extractive", "{question}: {v}");
+        assert!(v["retrieval"]["date_range"].is_null(), "{question}: {v}");
+        let sources = v["sources"].as_array().unwrap();
+        assert!(sources.len() >= 3, "{question}: {v}");
+        assert!(
+            sources
+                .iter()
+                .any(|s| s["path"].as_str().unwrap().contains("Dates")
+                    || s["path"].as_str().unwrap().contains("Queries")
+                    || s["path"].as_str().unwrap().contains("Filters")),
+            "{question}: the answering pages are about dates, queries or filters: {v}"
+        );
+    }
+    // About the user's days, in a vault without daily notes for them: widened, and said so.
+    let v = json(
+        &quire()
+            .args([
+                "--json",
+                "ask",
+                "What did I do yesterday?",
+                "--today",
+                "2026-12-01",
+            ])
+            .output()
+            .unwrap(),
+    );
+    assert!(v["retrieval"]["date_range"].is_null(), "{v}");
+    let warnings = v["warnings"].to_string();
+    assert!(
+        warnings.contains("no daily notes between 2026-11-30 and 2026-11-30"),
+        "{v}"
+    );
+}
+
+#[test]
 fn chat_carries_follow_ups_and_checks_every_turn() {
     let setup = setup();
     let server = FakeChat::start(vec![
