@@ -35,6 +35,7 @@ impl From<SearchMode> for quire_search::Mode {
     }
 }
 
+/// The arguments of `search_notes`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchNotesArgs {
@@ -53,6 +54,7 @@ pub struct SearchNotesArgs {
     pub tag: Option<String>,
 }
 
+/// The arguments of `get_note`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GetNoteArgs {
@@ -70,6 +72,7 @@ pub struct GetNoteArgs {
     pub offset: Option<u32>,
 }
 
+/// The arguments of `find_related_notes`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FindRelatedNotesArgs {
@@ -80,6 +83,7 @@ pub struct FindRelatedNotesArgs {
     pub k: Option<u32>,
 }
 
+/// The arguments of `get_outline`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GetOutlineArgs {
@@ -87,6 +91,7 @@ pub struct GetOutlineArgs {
     pub path: String,
 }
 
+/// The arguments of `list_notes`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListNotesArgs {
@@ -104,6 +109,7 @@ pub struct ListNotesArgs {
     pub limit: Option<u32>,
 }
 
+/// The arguments of `vault_tree`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct VaultTreeArgs {
@@ -132,6 +138,7 @@ impl SearchNotesArgs {
 }
 
 impl GetNoteArgs {
+    /// The limits of [`crate::limits`] on each text argument.
     pub fn check(&self, tool: &str) -> Result<(), AppError> {
         limited(tool, "path", Some(&self.path), MAX_PATH_CHARS)?;
         limited(tool, "lines", self.lines.as_deref(), MAX_PARAM_CHARS)?;
@@ -140,18 +147,21 @@ impl GetNoteArgs {
 }
 
 impl FindRelatedNotesArgs {
+    /// The limits of [`crate::limits`] on each text argument.
     pub fn check(&self, tool: &str) -> Result<(), AppError> {
         limited(tool, "path", Some(&self.path), MAX_PATH_CHARS)
     }
 }
 
 impl GetOutlineArgs {
+    /// The limits of [`crate::limits`] on each text argument.
     pub fn check(&self, tool: &str) -> Result<(), AppError> {
         limited(tool, "path", Some(&self.path), MAX_PATH_CHARS)
     }
 }
 
 impl ListNotesArgs {
+    /// The limits of [`crate::limits`] on each text argument.
     pub fn check(&self, tool: &str) -> Result<(), AppError> {
         limited(tool, "folder", self.folder.as_deref(), MAX_PARAM_CHARS)?;
         limited(tool, "tag", self.tag.as_deref(), MAX_PARAM_CHARS)?;
@@ -160,6 +170,7 @@ impl ListNotesArgs {
 }
 
 impl VaultTreeArgs {
+    /// The limits of [`crate::limits`] on each text argument.
     pub fn check(&self, tool: &str) -> Result<(), AppError> {
         limited(tool, "folder", self.folder.as_deref(), MAX_PARAM_CHARS)
     }

@@ -63,9 +63,11 @@ use crate::live::spawn_first_parse;
 
 /// The vault a face serves, and how its live state is kept.
 pub struct AppConfig {
+    /// The vault's root folder, as given (the live state canonicalizes it).
     pub vault_root: PathBuf,
     /// Scan settings from flags, added to the vault's config file.
     pub open: OpenOptions,
+    /// Where the vault's index lives.
     pub index: IndexLocation,
     /// The model that embeds queries (and new chunks, when watching); `None`: BM25 only.
     pub embedder: Option<Arc<dyn Embedder>>,
@@ -118,6 +120,7 @@ pub fn watch_options(
 
 /// The live state of a served vault and its watcher. Dropping it stops the watcher.
 pub struct LiveVault {
+    /// The state every request reads from; faces hold clones of it.
     pub live: Arc<Live>,
     _watcher: Option<WatchHandle>,
 }

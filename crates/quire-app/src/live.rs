@@ -28,6 +28,7 @@ pub const INDEX_WAIT: Duration = Duration::from_secs(20);
 
 /// A parsed vault and the reasoning-index views built from it on first use.
 pub struct VaultSnapshot {
+    /// The vault as parsed at one moment: notes, attachments, skipped files, links.
     pub vault: Vault,
     tree: OnceLock<TreeFolder>,
     manifest: OnceLock<Manifest>,
@@ -42,6 +43,7 @@ impl VaultSnapshot {
         }
     }
 
+    /// The vault's folder tree (built on first use).
     pub fn tree(&self) -> &TreeFolder {
         self.tree.get_or_init(|| vault_tree(&self.vault))
     }
@@ -116,10 +118,13 @@ impl<T> Slot<T> {
 pub struct Live {
     /// Canonical vault root.
     pub root: PathBuf,
+    /// How the vault is read, loaded once at startup (the config file under `root` and the flags).
     pub settings: VaultSettings,
     /// With the index directory in `skip_dirs`, as the sync adds it.
     pub open: OpenOptions,
+    /// Where the vault's index lives.
     pub index: IndexLocation,
+    /// The model that embeds queries; `None`: BM25 only.
     pub embedder: Option<Arc<dyn Embedder>>,
     /// Who writes the log lines (`quire mcp`, `quire serve`).
     pub name: &'static str,

@@ -22,11 +22,17 @@ use crate::limits::{MAX_NOTE_TEXT_BYTES, MAX_RESULT_BYTES};
 use crate::live::{INDEX_WAIT, Live, VAULT_WAIT};
 use crate::resolve::{read_current, resolve_note_path};
 
+/// The name of the search operation, as MCP lists it.
 pub const SEARCH_NOTES: &str = "search_notes";
+/// The name of the read-a-note operation.
 pub const GET_NOTE: &str = "get_note";
+/// The name of the related-notes operation.
 pub const FIND_RELATED_NOTES: &str = "find_related_notes";
+/// The name of the outline operation.
 pub const GET_OUTLINE: &str = "get_outline";
+/// The name of the list-notes operation.
 pub const LIST_NOTES: &str = "list_notes";
+/// The name of the folder-tree operation.
 pub const VAULT_TREE: &str = "vault_tree";
 
 /// The most backlinks or outgoing links `find_related_notes` lists.
@@ -230,6 +236,9 @@ fn has_tag(note: &Note, tag: &str) -> bool {
     })
 }
 
+/// `list_notes`: one manifest row per note that passes the folder, tag and property filters, in
+/// path order, a page at a time (`limit` rows, fewer when the page outgrows the result budget);
+/// `next_offset` when more remain.
 pub fn list_notes(live: &Live, args: ListNotesArgs) -> Result<Json, AppError> {
     args.check(LIST_NOTES)?;
     let limit = count_in(LIST_NOTES, "limit", args.limit, 50, 200)?;
@@ -267,6 +276,8 @@ pub fn list_notes(live: &Live, args: ListNotesArgs) -> Result<Json, AppError> {
     Ok(value)
 }
 
+/// `vault_tree`: the folder tree of the vault or of one folder (names are case-sensitive),
+/// pruned breadth-first under the result budget; `truncated` says how many entries were left out.
 pub fn vault_tree(live: &Live, args: VaultTreeArgs) -> Result<Json, AppError> {
     args.check(VAULT_TREE)?;
     let snapshot = live.vault(VAULT_WAIT)?;

@@ -17,6 +17,7 @@ pub struct DaysAsked<'a> {
     pub week: Option<&'a str>,
     /// `YYYY-MM-DD`, with `to`.
     pub from: Option<&'a str>,
+    /// `YYYY-MM-DD`, the last day (inclusive), with `from`.
     pub to: Option<&'a str>,
 }
 

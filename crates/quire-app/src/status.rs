@@ -13,27 +13,38 @@ use serde::Serialize;
 /// A file the index left out, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SkippedFile {
+    /// Vault-relative path.
     pub path: String,
+    /// Why it was left out, in words, as the last sync recorded it.
     pub reason: String,
 }
 
 /// What an index holds.
 #[derive(Debug, Clone, Serialize)]
 pub struct StatusReport {
+    /// The index's directory.
     pub index_dir: PathBuf,
     /// The vault the index was built from, as recorded by the last sync.
     pub vault_root: Option<String>,
+    /// The store's generation: the last committed sync's (0 before the first).
     pub generation: u64,
     /// The full-text index's generation (`None` before its first commit).
     pub fulltext_generation: Option<u64>,
     /// Whether the full-text index is at the store's generation (see `quire_index::Consistency`).
     pub consistent: bool,
+    /// Notes in the store.
     pub notes_indexed: u64,
+    /// Chunks in the store.
     pub chunks: u64,
+    /// Stored vectors, one per distinct chunk text and embedding space, of any space and
+    /// including texts no chunk has any more (the store never deletes a vector).
     pub embeddings: u64,
+    /// The space the index's vectors are in (recorded by the last sync with a model); `None`
+    /// when no sync had one.
     pub embedding_space: Option<EmbeddingSpace>,
     /// The skipped files, at most as many as asked for.
     pub skipped: Vec<SkippedFile>,
+    /// How many files the last sync skipped in all.
     pub skipped_total: usize,
 }
 
@@ -108,7 +119,9 @@ impl StatusReport {
 
 /// The report as text, with the index size (the CLI knows it) before the skipped files.
 pub struct StatusText<'a> {
+    /// The report to print.
     pub report: &'a StatusReport,
+    /// The size of the index directory's files, in bytes (printed in MB).
     pub index_bytes: u64,
 }
 

@@ -146,6 +146,7 @@ pub struct CitedText {
     pub text: String,
     /// The citations of `raw`, known and unknown.
     pub citations: Citations,
+    /// Token counts, when the model's server reported them.
     pub usage: Option<Usage>,
 }
 

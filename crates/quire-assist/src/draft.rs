@@ -36,9 +36,11 @@ const NOTE_TEXT_BUDGET: usize = 3_000;
 pub struct DraftTarget {
     /// Vault-relative path.
     pub path: String,
+    /// The note's absolute path, inside the vault.
     pub abs_path: PathBuf,
     /// blake3 of the file's bytes when read: [`insert_draft`] writes only if it is unchanged.
     pub hash: String,
+    /// The note as parsed when read.
     pub note: Note,
     /// The heading level asked for (`## Section` → 2), if any.
     pub level: Option<u8>,
@@ -153,17 +155,25 @@ fn heading_path(headings: &[Heading], target: &Heading) -> Vec<String> {
 /// A written (or, offline, gathered) draft: the `--json` output of `quire draft`.
 #[derive(Debug, Clone, Serialize)]
 pub struct Draft {
+    /// Generated; offline, extractive (passages gathered) or nothing found.
     pub kind: AnswerKind,
+    /// Vault-relative path of the note drafted for.
     pub note: String,
+    /// The heading text the draft is for.
     pub heading: String,
     /// The draft as shown, citations as wikilinks.
     pub draft: String,
     /// The ids it cites, in order of first use.
     pub citations: Vec<String>,
+    /// Ids it cites that no source has; they were removed from `draft`.
     pub invalid_citations: Vec<String>,
+    /// Every source given, marked cited or not.
     pub sources: Vec<SourceCard>,
+    /// Things the reader should know (no source matched, none cited, citations removed).
     pub warnings: Vec<String>,
+    /// How the context was put together.
     pub retrieval: RetrievalReport,
+    /// The model that wrote the draft; `None` offline.
     pub model: Option<String>,
 }
 
@@ -259,6 +269,7 @@ fn gathered(heading: &str, sources: &[Source]) -> String {
 /// Where the draft went.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Inserted {
+    /// Vault-relative path of the note written.
     pub path: String,
     /// The draft's first line in the note now.
     pub line: usize,

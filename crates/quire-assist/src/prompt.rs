@@ -170,7 +170,9 @@ pub fn system(task: &str) -> Message {
 /// What `draft` knows about the section it writes.
 #[derive(Debug, Clone)]
 pub struct DraftBrief<'a> {
+    /// Vault-relative path of the note.
     pub note_path: &'a str,
+    /// The note's title.
     pub note_title: &'a str,
     /// The headings above the section, outermost first, then the section's own heading.
     pub heading_path: &'a [String],

@@ -35,12 +35,14 @@ const MIN_WORDS: usize = 4;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Scope {
+    /// One note, by vault-relative path.
     Note(String),
     /// A vault-relative folder, any depth below it included (`""` is the whole vault).
     Folder(String),
 }
 
 impl Scope {
+    /// Whether the note at vault-relative `path` is in the scope.
     pub fn contains(&self, path: &str) -> bool {
         match self {
             Scope::Note(note) => note == path,
@@ -74,7 +76,9 @@ pub fn cluster_count(paragraphs: usize) -> usize {
 /// A paragraph verified against its file, with its vector from the index.
 #[derive(Debug, Clone)]
 pub struct Paragraph {
+    /// The chunk as it is in the file now.
     pub passage: Passage,
+    /// The chunk's unit vector, from the index.
     pub vector: Vec<f32>,
 }
 
@@ -145,7 +149,9 @@ pub fn load_paragraphs(
 /// A k-means result: each point's cluster, and the clusters' unit-length centres.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Clustering {
+    /// For each point, in input order, the index of its cluster in `centroids`.
     pub assignments: Vec<usize>,
+    /// The clusters' centres, unit length.
     pub centroids: Vec<Vec<f32>>,
 }
 
@@ -305,9 +311,13 @@ pub fn topics(paragraphs: Vec<Paragraph>, k: usize) -> Vec<Vec<Passage>> {
 /// Where a passage is.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PassageRef {
+    /// Vault-relative path of the note.
     pub path: String,
+    /// The headings above the passage, outermost first.
     pub heading_path: Vec<String>,
+    /// First line, 1-based.
     pub start_line: usize,
+    /// Last line, inclusive.
     pub end_line: usize,
 }
 
@@ -325,11 +335,14 @@ impl PassageRef {
 /// One topic: its question (or, offline, its most central passage) and where its text is.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Topic {
+    /// The topic's position among the topics asked about, from 1.
     pub number: usize,
     /// The model's question; `None` offline or when the model gave nothing usable.
     pub question: Option<String>,
     /// The passage closest to the topic's centre.
     pub central: PassageRef,
+    /// The central passage's text, cut at a line or word end to at most 600 code points (then
+    /// `…` marks the cut).
     pub central_text: String,
     /// Every passage of the topic, closest first.
     pub passages: Vec<PassageRef>,

@@ -27,7 +27,9 @@ use crate::prompt;
 /// One daily note.
 #[derive(Debug, Clone)]
 pub struct Day {
+    /// The day the note is for, read from its path by the daily-notes settings.
     pub date: NaiveDate,
+    /// The note as parsed when read.
     pub note: Note,
     /// Its wikilink target (`2026-11-24`).
     pub link: String,
@@ -113,22 +115,35 @@ pub fn day_sources(days: &[Day], budget: usize) -> Vec<Source> {
 /// A day in a reflection's report.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ReflectedDay {
+    /// The id the model saw (`S1` is the first day).
     pub id: String,
+    /// The day.
     pub date: NaiveDate,
+    /// Vault-relative path of its daily note.
     pub path: String,
+    /// The note's wikilink target.
     pub link: String,
+    /// Whether the reflection cites the day (always, offline).
     pub cited: bool,
 }
 
 /// A reflection: the `--json` output of `quire reflect`.
 #[derive(Debug, Clone, Serialize)]
 pub struct Reflection {
+    /// Generated, extractive (offline) or nothing found (no daily note in the range).
     pub kind: AnswerKind,
+    /// The range asked about.
     pub range: DateRange,
+    /// The reflection as shown, citations as wikilinks.
     pub reflection: String,
+    /// Each day given, in the order given (oldest first from [`daily_notes_in`]); empty when
+    /// there is none.
     pub days: Vec<ReflectedDay>,
+    /// Ids it cites that no day has; they were removed from `reflection`.
     pub invalid_citations: Vec<String>,
+    /// Things the reader should know (points that cite no day, citations removed).
     pub warnings: Vec<String>,
+    /// The model that wrote the reflection; `None` offline.
     pub model: Option<String>,
 }
 

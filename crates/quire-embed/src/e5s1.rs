@@ -10,6 +10,7 @@ use crate::EmbedError;
 /// Element type of a stored tensor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DType {
+    /// Little-endian `f32` values, 4 bytes each.
     F32,
     /// ggml Q4_0: blocks of 32 values, an f16 scale and 16 bytes of nibbles.
     Q4_0,
@@ -18,33 +19,51 @@ pub enum DType {
 /// Where a tensor's bytes are in the file.
 #[derive(Debug, Clone)]
 pub struct TensorEntry {
+    /// How the values are stored.
     pub dtype: DType,
+    /// The number of values.
     pub elements: usize,
+    /// Where the tensor's bytes start, from the start of the file.
     pub offset: usize,
+    /// The tensor's length in bytes: 4 per value for `F32`, 18 per 32 values for `Q4_0`.
     pub bytes: usize,
 }
 
 /// Hyper-parameters from the header.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Header {
+    /// Hidden size: the width of every token vector (384 in multilingual-e5-small).
     pub hidden: usize,
+    /// Encoder layers.
     pub layers: usize,
+    /// Attention heads per layer; divides `hidden`.
     pub heads: usize,
+    /// Width of each layer's feed-forward block.
     pub intermediate: usize,
+    /// Rows of the word-embedding matrix `emb.word`, indexed by token id.
     pub vocab_rows: usize,
+    /// Rows of the position-embedding matrix: the longest token window, special tokens included.
     pub max_positions: usize,
+    /// Rows of the token-type embedding matrix.
     pub type_vocab: usize,
+    /// The epsilon of every layer norm.
     pub layer_norm_eps: f32,
 }
 
 /// The tokenizer tables stored in the file.
 #[derive(Debug, Clone)]
 pub struct TokenizerTables {
+    /// The vocabulary: piece `i` is token id `i`.
     pub pieces: Vec<String>,
+    /// Each piece's unigram log-probability, in the order of `pieces`.
     pub scores: Vec<f32>,
+    /// Id of the start-of-text token `<s>`.
     pub bos: u32,
+    /// Id of the end-of-text token `</s>`.
     pub eos: u32,
+    /// Id of the padding token `<pad>`.
     pub pad: u32,
+    /// Id of the unknown-text token `<unk>`.
     pub unk: u32,
     /// Codepoint → replacement codepoints (possibly none).
     pub normalization: HashMap<u32, Vec<char>>,
@@ -52,9 +71,13 @@ pub struct TokenizerTables {
 
 /// A parsed model file (the bytes are kept; tensors are views into them).
 pub struct E5File {
+    /// The model's hyper-parameters.
     pub header: Header,
+    /// The tokenizer's vocabulary and normalization table.
     pub tokenizer: TokenizerTables,
+    /// The tensor directory, by tensor name (`emb.word`, …); every entry lies within `data`.
     pub tensors: HashMap<String, TensorEntry>,
+    /// The whole file.
     pub data: Vec<u8>,
 }
 
@@ -230,6 +253,7 @@ impl E5File {
         })
     }
 
+    /// The directory entry of tensor `name`; a missing tensor is a [`EmbedError::Format`] error.
     pub fn entry(&self, name: &str) -> Result<&TensorEntry, EmbedError> {
         self.tensors
             .get(name)

@@ -35,12 +35,15 @@ pub use e5::E5Model;
 pub use encoder::{Pooling, embed_threads};
 pub use remote::{RemoteConfig, RemoteEmbedder};
 
+/// Why a model could not be loaded or could not embed a text.
 #[derive(Debug, thiserror::Error)]
 pub enum EmbedError {
     /// A model file could not be read.
     #[error("{}: {source}", path.display())]
     Io {
+        /// The file.
         path: std::path::PathBuf,
+        /// The operating system's reason.
         #[source]
         source: std::io::Error,
     },
@@ -50,7 +53,9 @@ pub enum EmbedError {
     /// A JSON file of a model folder does not parse.
     #[error("{}: {source}", path.display())]
     Json {
+        /// The file.
         path: std::path::PathBuf,
+        /// Where and why it does not parse.
         #[source]
         source: serde_json::Error,
     },
@@ -89,10 +94,17 @@ impl From<quire_openai::HttpError> for EmbedError {
 /// index, chunker version). Stored with the index; a mismatch is never mixed silently.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EmbeddingSpace {
+    /// Where vectors come from: `local-e5s1`, `local-safetensors`, or `openai-compatible` and
+    /// the base URL.
     pub provider: String,
+    /// The model: for a local one its name and a hash of its weights (`name@16 hex digits`),
+    /// for a remote one the name sent to the server.
     pub model: String,
+    /// Values per vector.
     pub dimension: usize,
+    /// Put before a query before it is embedded (`query: ` for e5).
     pub query_prefix: String,
+    /// Put before a passage before it is embedded (`passage: ` for e5).
     pub passage_prefix: String,
 }
 
@@ -106,6 +118,7 @@ impl EmbeddingSpace {
 
 /// Turns text into unit-length vectors.
 pub trait Embedder: Send + Sync {
+    /// The space this model's vectors are in.
     fn space(&self) -> EmbeddingSpace;
     /// Embeds documents (the passage prefix is applied here).
     fn embed_passages(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;

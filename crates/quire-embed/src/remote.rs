@@ -19,17 +19,25 @@ pub const ENV_API_KEY: &str = "QUIRE_EMBED_API_KEY";
 pub struct RemoteConfig {
     /// Base URL up to `/v1` (e.g. `http://127.0.0.1:11434/v1`).
     pub base_url: String,
+    /// The model named in every request.
     pub model: String,
     /// The variable the API key is read from at each request (the key itself is never stored).
     pub api_key_env: Option<String>,
+    /// Texts per request (0 counts as 1).
     pub batch_size: usize,
+    /// When and how long to wait before trying a failed request again.
     pub retry: RetryPolicy,
+    /// Put before every query (e.g. `query: ` for e5 models); part of the [`EmbeddingSpace`].
     pub query_prefix: String,
+    /// Put before every passage (e.g. `passage: `); part of the [`EmbeddingSpace`].
     pub passage_prefix: String,
+    /// The longest wait for a connection, and for each read of a response.
     pub timeout: Duration,
 }
 
 impl RemoteConfig {
+    /// Settings for `model` at `base_url`: no key, 64 texts per request, 5 retries, no prefixes,
+    /// 60 s timeouts.
     pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> Self {
         RemoteConfig {
             base_url: base_url.into(),

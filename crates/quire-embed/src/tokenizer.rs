@@ -18,12 +18,16 @@ pub struct Tokenizer {
     normalization: HashMap<u32, Vec<char>>,
     max_piece_bytes: usize,
     unk_score: f32,
+    /// Id of the start-of-text token, put before each window.
     pub bos: u32,
+    /// Id of the end-of-text token, put after each window.
     pub eos: u32,
+    /// Id of the unknown-text token: one per character no piece covers.
     pub unk: u32,
 }
 
 impl Tokenizer {
+    /// A tokenizer over the tables of a model file.
     pub fn new(tables: TokenizerTables) -> Tokenizer {
         let max_piece_bytes = tables.pieces.iter().map(|p| p.len()).max().unwrap_or(1);
         let min_score = tables.scores.iter().copied().fold(f32::INFINITY, f32::min);

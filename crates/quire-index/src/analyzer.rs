@@ -46,6 +46,7 @@ pub fn strip_html(text: &str) -> std::borrow::Cow<'_, str> {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct WordTokenizer;
 
+/// The tokens of one text, made by [`WordTokenizer`] up front and handed to tantivy in order.
 pub struct VecTokenStream {
     tokens: Vec<Token>,
     next: usize,

@@ -20,8 +20,12 @@ use crate::error::IndexError;
 /// Field boosts for BM25 (Obsidian-Copilot's defaults: title ×5, heading ×2).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Boosts {
+    /// Weight of a match in the note's title.
     pub title: f32,
+    /// Weight of a match in the chunk's heading path.
     pub heading: f32,
+    /// Weight of a match in the chunk's text (0 or less: the field is not searched, as for the
+    /// others).
     pub body: f32,
 }
 
@@ -40,12 +44,17 @@ impl Default for Boosts {
 pub struct FullTextDoc {
     /// Unique key of the document (for notes: `path` + NUL + chunk id).
     pub key: String,
+    /// Vault-relative path of the note; a folder filter matches every folder above it.
     pub path: String,
+    /// The note's title.
     pub title: String,
+    /// The chunk's heading path, joined with ` / `.
     pub headings: String,
+    /// The chunk's text; HTML is stripped before indexing.
     pub body: String,
     /// Lowercased tags; each tag also adds its parents (`a/b` adds `a`).
     pub tags: Vec<String>,
+    /// The note's `type` property, when it is a string (indexed lowercased).
     pub doc_type: Option<String>,
 }
 
@@ -61,8 +70,11 @@ pub struct Filter {
 /// One BM25 hit.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FullTextHit {
+    /// The document's key, as indexed.
     pub key: String,
+    /// The document's `path`.
     pub path: String,
+    /// BM25 score with the boosts applied, over live documents only.
     pub score: f32,
 }
 
@@ -159,6 +171,7 @@ impl FullText {
         Ok(())
     }
 
+    /// Documents visible to searches (deleted ones excluded).
     pub fn num_docs(&self) -> u64 {
         self.reader.searcher().num_docs()
     }
@@ -307,6 +320,7 @@ pub struct FullTextWriter {
 }
 
 impl FullTextWriter {
+    /// Deletes every document.
     pub fn delete_all(&mut self) -> Result<(), IndexError> {
         self.writer.delete_all_documents()?;
         Ok(())
@@ -318,6 +332,7 @@ impl FullTextWriter {
             .delete_term(Term::from_field_text(self.fields.path, path));
     }
 
+    /// Adds a document (it does not replace one with the same key: delete its note first).
     pub fn add(&mut self, d: &FullTextDoc) -> Result<(), IndexError> {
         let f = self.fields;
         let mut document = doc!(

@@ -61,6 +61,7 @@ impl WriterLock {
         Ok(WriterLock { file, path })
     }
 
+    /// The lock file.
     pub fn path(&self) -> &Path {
         &self.path
     }

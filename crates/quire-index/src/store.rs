@@ -39,31 +39,48 @@ const MIGRATIONS: &[&str] = &[
 /// The tables [`Store::count`] counts (a closed set: no SQL is built from an argument).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Table {
+    /// One row per indexed note.
     Notes,
+    /// One row per chunk of an indexed note.
     Chunks,
+    /// One row per stored vector: per embedding space and distinct chunk text, kept after the text
+    /// is gone.
     Embeddings,
 }
 
 /// One note's row.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct NoteRow {
+    /// Vault-relative path.
     pub path: String,
+    /// The note's title.
     pub title: String,
+    /// The file's modification time when indexed, in nanoseconds since the Unix epoch.
     pub mtime_ns: u128,
+    /// The file's size when indexed, in bytes.
     pub size: u64,
+    /// Lowercase hex sha256 of the file's bytes when indexed.
     pub sha256: String,
 }
 
 /// One chunk's row.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ChunkRow {
+    /// Vault-relative path of its note.
     pub note_path: String,
+    /// Stable id, unique within the note.
     pub id: String,
+    /// Position of the chunk within its section, from 0.
     pub ordinal: usize,
+    /// Texts of the headings above the chunk, outermost first.
     pub heading_path: Vec<String>,
+    /// First line, 1-based.
     pub start_line: usize,
+    /// Last line, inclusive.
     pub end_line: usize,
+    /// blake3 of `text`, 32 hex digits: the key of its vectors.
     pub content_hash: String,
+    /// What was embedded and indexed: the context line (title, headings), a blank line, the body.
     pub text: String,
 }
 
@@ -131,6 +148,8 @@ impl Store {
         Ok(())
     }
 
+    /// The value stored under `key` in the meta table (`generation`, `vault_root`,
+    /// `embedding_space`, …); `None` when unset.
     pub fn meta(&self, key: &str) -> Result<Option<String>, IndexError> {
         self.conn
             .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
@@ -479,6 +498,7 @@ impl StoreTransaction<'_> {
         Ok(())
     }
 
+    /// Sets `key` to `value` in the meta table, replacing any earlier value.
     pub fn set_meta(&self, key: &str, value: &str) -> Result<(), IndexError> {
         self.tx
             .execute(

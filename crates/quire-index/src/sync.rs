@@ -23,10 +23,12 @@ use crate::store::Store;
 /// Where an index lives: `quire.sqlite` and `fulltext/` in one directory.
 #[derive(Debug, Clone)]
 pub struct IndexLocation {
+    /// The index's directory; it holds nothing else of value.
     pub dir: PathBuf,
 }
 
 impl IndexLocation {
+    /// The index in `dir` (created by the first sync).
     pub fn new(dir: impl Into<PathBuf>) -> Self {
         IndexLocation { dir: dir.into() }
     }
@@ -52,10 +54,12 @@ impl IndexLocation {
         )
     }
 
+    /// `dir/quire.sqlite`, the store.
     pub fn store_path(&self) -> PathBuf {
         self.dir.join("quire.sqlite")
     }
 
+    /// `dir/fulltext`, the full-text index.
     pub fn fulltext_dir(&self) -> PathBuf {
         self.dir.join("fulltext")
     }
@@ -72,6 +76,7 @@ impl IndexLocation {
 /// They differ only when a sync died between its two commits (or a directory was restored).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Consistency {
+    /// The store's last committed generation (0 for a new store).
     pub store_generation: u64,
     /// `None` before the full-text index's first commit.
     pub fulltext_generation: Option<u64>,
@@ -140,7 +145,9 @@ pub fn repair_fulltext(
 /// A skipped file in the sync report.
 #[derive(Debug, Clone, Serialize)]
 pub struct SkippedNote {
+    /// Vault-relative path.
     pub path: String,
+    /// Why it was skipped, in words.
     pub reason: String,
 }
 
@@ -149,23 +156,32 @@ pub struct SkippedNote {
 pub struct SyncStats {
     /// Notes parsed and written because they are new or their content changed.
     pub notes_indexed: usize,
+    /// Notes whose file has the same mtime and size, or the same sha256, as when indexed.
     pub notes_unchanged: usize,
+    /// Notes removed from the index: their file is gone, or could not be read or parsed.
     pub notes_deleted: usize,
+    /// Every file left out (by the scan or by this sync), by path.
     pub notes_skipped: Vec<SkippedNote>,
+    /// Chunks in the store after the sync.
     pub chunks_total: u64,
     /// Chunk texts sent to the embedding model.
     pub chunks_embedded: usize,
     /// Chunks whose embedding was found by content hash.
     pub chunks_reused: usize,
+    /// The store's generation after the sync: one more than before, or the same when there was
+    /// nothing to do.
     pub generation: u64,
     /// Whether the full-text index had to be rebuilt from the store (after a crash or on request).
     pub fulltext_rebuilt: bool,
+    /// Wall-clock time of the sync.
     pub seconds: f64,
 }
 
 /// Progress of a sync, for progress bars.
 pub trait SyncProgress {
+    /// `done` of the `total` note files are read (called once per file).
     fn reading(&self, _done: usize, _total: usize) {}
+    /// `done` of the `total` chunk texts without a vector are embedded (called once per batch).
     fn embedding(&self, _done: usize, _total: usize) {}
 }
 
@@ -174,6 +190,8 @@ impl SyncProgress for () {}
 /// Settings of a sync.
 #[derive(Clone, Default)]
 pub struct SyncOptions {
+    /// Scan settings from flags, added to the vault's config file (the index directory is always
+    /// skipped).
     pub open: OpenOptions,
     /// Re-read every note and rebuild the full-text index; with an embedder of another space,
     /// switch the index to that space (vectors of the old space stay cached).
@@ -467,11 +485,14 @@ pub fn doc_for_chunk(note: &Note, chunk: &Chunk) -> FullTextDoc {
 /// the note. The full-text index stores it [`encode`](ChunkKey::encode)d as one string.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ChunkKey {
+    /// Vault-relative path of the note.
     pub path: String,
+    /// The chunk's stable id within the note.
     pub id: String,
 }
 
 impl ChunkKey {
+    /// The key of chunk `id` of the note at `path`.
     pub fn new(path: impl Into<String>, id: impl Into<String>) -> ChunkKey {
         ChunkKey {
             path: path.into(),

@@ -9,19 +9,25 @@ use crate::LlmError;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
+    /// The instructions the model follows.
     System,
+    /// The person asking.
     User,
+    /// The model (its earlier answers, when a conversation is replayed).
     Assistant,
 }
 
 /// One turn of a conversation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Message {
+    /// Who says it.
     pub role: Role,
+    /// What is said, as plain text.
     pub content: String,
 }
 
 impl Message {
+    /// A [`Role::System`] message.
     pub fn system(content: impl Into<String>) -> Message {
         Message {
             role: Role::System,
@@ -29,6 +35,7 @@ impl Message {
         }
     }
 
+    /// A [`Role::User`] message.
     pub fn user(content: impl Into<String>) -> Message {
         Message {
             role: Role::User,
@@ -36,6 +43,7 @@ impl Message {
         }
     }
 
+    /// A [`Role::Assistant`] message.
     pub fn assistant(content: impl Into<String>) -> Message {
         Message {
             role: Role::Assistant,
@@ -47,12 +55,16 @@ impl Message {
 /// What to send to a model. `None` leaves a setting to the server's default.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ChatRequest {
+    /// The conversation so far, oldest first; the model answers the last message.
     pub messages: Vec<Message>,
+    /// Sampling temperature: lower is more deterministic.
     pub temperature: Option<f32>,
+    /// The most tokens the answer may have.
     pub max_tokens: Option<u32>,
 }
 
 impl ChatRequest {
+    /// A request for `messages` with every setting left to the server.
     pub fn new(messages: Vec<Message>) -> ChatRequest {
         ChatRequest {
             messages,
@@ -64,8 +76,10 @@ impl ChatRequest {
 /// Token counts as the server reports them (servers that report nothing give no `Usage`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
+    /// Tokens of the request's messages (0 when the server omits it).
     #[serde(default)]
     pub prompt_tokens: u64,
+    /// Tokens of the answer (0 when the server omits it).
     #[serde(default)]
     pub completion_tokens: u64,
 }
@@ -75,6 +89,7 @@ pub struct Usage {
 pub struct Completion {
     /// The whole answer: the concatenation of every piece given to `on_token`.
     pub text: String,
+    /// Token counts, when the server reports them.
     pub usage: Option<Usage>,
     /// Why the model stopped (`stop`, `length`, …), when the server says.
     pub finish_reason: Option<String>,

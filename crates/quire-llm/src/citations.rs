@@ -34,6 +34,7 @@ pub struct Citations {
 /// One id in a citation, as it is found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Citation {
+    /// The normalised id (`S3` for `[s03]`).
     pub id: String,
     /// Whether the id is one of the known sources.
     pub known: bool,
@@ -80,6 +81,7 @@ enum State {
 }
 
 impl CitationScanner {
+    /// A scanner that checks ids against `known_ids` (normalised as ids are, so `s01` is `S1`).
     pub fn new(known_ids: &[&str]) -> CitationScanner {
         CitationScanner {
             known: known_ids

@@ -117,6 +117,7 @@ impl LocalOptions {
 /// Where the time of one generation went, for benchmarks.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct LocalTimings {
+    /// Tokens of the prompt, chat template included.
     pub prompt_tokens: usize,
     /// Reading the prompt (every decode up to the first sampled token).
     pub prompt_seconds: f64,
@@ -127,10 +128,12 @@ pub struct LocalTimings {
 }
 
 impl LocalTimings {
+    /// Prompt tokens read per second (0 when no time was measured).
     pub fn prompt_tokens_per_second(&self) -> f64 {
         per_second(self.prompt_tokens, self.prompt_seconds)
     }
 
+    /// Tokens generated per second (0 when no time was measured).
     pub fn generation_tokens_per_second(&self) -> f64 {
         per_second(self.generated_tokens, self.generation_seconds)
     }
@@ -203,10 +206,12 @@ impl LocalLlama {
         })
     }
 
+    /// The GGUF file the model was loaded from.
     pub fn path(&self) -> &Path {
         &self.path
     }
 
+    /// How this model runs.
     pub fn options(&self) -> &LocalOptions {
         &self.options
     }

@@ -71,6 +71,7 @@ pub struct OpenAiCompatible {
 }
 
 impl OpenAiCompatible {
+    /// A client of `provider` with the default [`Timeouts`] and [`RetryPolicy`].
     pub fn new(provider: Provider) -> OpenAiCompatible {
         let timeouts = Timeouts::default();
         OpenAiCompatible {
@@ -81,17 +82,21 @@ impl OpenAiCompatible {
         }
     }
 
+    /// The same client with other network time limits.
     pub fn with_timeouts(mut self, timeouts: Timeouts) -> OpenAiCompatible {
         self.timeouts = timeouts;
         self.agent = agent(timeouts);
         self
     }
 
+    /// The same client with another retry policy (retries happen only before the first piece of an
+    /// answer).
     pub fn with_retry(mut self, retry: RetryPolicy) -> OpenAiCompatible {
         self.retry = retry;
         self
     }
 
+    /// Where requests go, and which model answers.
     pub fn provider(&self) -> &Provider {
         &self.provider
     }

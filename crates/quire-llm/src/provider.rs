@@ -21,12 +21,16 @@ pub const ENV_PRESET: &str = "QUIRE_LLM_PRESET";
 /// A known OpenAI-compatible server: where it listens and where its key usually lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Preset {
+    /// The name a configuration uses (`openai`, `ollama`, …), lowercase.
     pub name: &'static str,
+    /// The server's base URL, up to and including `/v1`.
     pub base_url: &'static str,
     /// The conventional variable of its API key; `None` for local servers that need no key.
     pub api_key_env: Option<&'static str>,
 }
 
+/// Every known preset: `openai`, `openrouter`, `groq`, and the local servers `ollama` and
+/// `llamacpp` at their default ports.
 pub const PRESETS: &[Preset] = &[
     Preset {
         name: "openai",
@@ -69,6 +73,7 @@ pub struct ProviderConfig {
     pub preset: Option<String>,
     /// Base URL up to `/v1`; overrides the preset's.
     pub base_url: Option<String>,
+    /// The model the server should run (e.g. `llama3.2`); required, here or in `QUIRE_LLM_MODEL`.
     pub model: Option<String>,
     /// The name of the environment variable that holds the API key; overrides the preset's.
     pub api_key_env: Option<String>,
@@ -81,17 +86,24 @@ pub struct Provider {
     pub name: String,
     /// Base URL without a trailing `/`.
     pub base_url: String,
+    /// The model the server runs, trimmed, never empty.
     pub model: String,
+    /// The variable the API key is read from at each request; `None`: no key is sent.
     pub api_key_env: Option<String>,
 }
 
 /// What `quire config` shows about the provider: no secret, only whether the key is set.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct EffectiveProvider {
+    /// [`Provider::name`].
     pub provider: String,
+    /// [`Provider::base_url`].
     pub base_url: String,
+    /// [`Provider::model`].
     pub model: String,
+    /// The name of the key's variable, never its value.
     pub api_key_env: Option<String>,
+    /// Whether that variable holds a key now (a blank value is none).
     pub api_key_set: bool,
 }
 

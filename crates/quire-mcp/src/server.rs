@@ -62,6 +62,7 @@ pub struct QuireServer {
 }
 
 impl QuireServer {
+    /// A server answering from `live`, the vault's running state.
     pub fn new(live: Arc<Live>) -> Self {
         QuireServer { live }
     }

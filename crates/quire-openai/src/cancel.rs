@@ -13,6 +13,7 @@ pub const CANCEL_POLL: Duration = Duration::from_millis(20);
 pub struct CancelToken(Arc<AtomicBool>);
 
 impl CancelToken {
+    /// A token not yet cancelled, shared with no other.
     pub fn new() -> CancelToken {
         CancelToken::default()
     }
@@ -22,6 +23,7 @@ impl CancelToken {
         self.0.store(true, Ordering::Release);
     }
 
+    /// Whether any clone of this token has been cancelled.
     pub fn is_cancelled(&self) -> bool {
         self.0.load(Ordering::Acquire)
     }

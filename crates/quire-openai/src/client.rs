@@ -19,6 +19,8 @@ pub struct Endpoint {
 }
 
 impl Endpoint {
+    /// An endpoint at `base_url` (up to and including `/v1`) whose key, if any, is read from the
+    /// variable named `api_key_env`.
     pub fn new(base_url: impl Into<String>, api_key_env: Option<String>) -> Endpoint {
         Endpoint {
             base_url: base_url.into(),
@@ -73,14 +75,18 @@ pub enum HttpError {
     /// No response: the server could not be reached, or the connection failed.
     #[error("{url}: {source}")]
     Transport {
+        /// The URL requested.
         url: String,
+        /// Why the request failed.
         #[source]
         source: ureq::Error,
     },
     /// The server answered with an error status (after any retries).
     #[error("{url}: HTTP {status}: {message}")]
     Status {
+        /// The URL requested.
         url: String,
+        /// The HTTP status code of the last attempt.
         status: u16,
         /// The start of the response body.
         message: String,
@@ -88,10 +94,13 @@ pub enum HttpError {
     /// A 2xx response whose body is not what was expected.
     #[error("{url}: unreadable response: {source}")]
     Decode {
+        /// The URL requested.
         url: String,
+        /// Why the body could not be read as the expected JSON.
         #[source]
         source: ureq::Error,
     },
+    /// The [`CancelToken`] was cancelled before an attempt or during a wait between attempts.
     #[error("cancelled")]
     Cancelled,
 }

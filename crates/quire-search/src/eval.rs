@@ -33,9 +33,11 @@ struct QueryLine {
 
 /// A loaded test set.
 pub struct TestSet {
+    /// Each document as `(id, title, text)`, in file order.
     pub corpus: Vec<(String, String, String)>,
     /// Queries that have judgments, in file order.
     pub queries: Vec<(String, String)>,
+    /// The judgments: query id → document id → relevance grade (0 is not relevant).
     pub qrels: HashMap<String, HashMap<String, u32>>,
 }
 
@@ -60,6 +62,8 @@ fn read(path: &Path) -> Result<String, SearchError> {
 }
 
 impl TestSet {
+    /// Reads `corpus.jsonl`, `queries.jsonl` and `qrels/test.tsv` under `dir`; blank lines and the
+    /// qrels header are skipped.
     pub fn load(dir: &Path) -> Result<TestSet, SearchError> {
         let mut corpus = Vec::new();
         for (n, line) in read(&dir.join("corpus.jsonl"))?.lines().enumerate() {
@@ -107,11 +111,17 @@ impl TestSet {
 /// Scores per metric, per retriever (only the retrievers that ran appear).
 #[derive(Debug, Clone, Serialize)]
 pub struct EvalReport {
+    /// Mean nDCG@10 by retriever (`bm25`, `vector`, `hybrid`).
     pub ndcg_at_10: BTreeMap<String, f64>,
+    /// Mean recall@10 by retriever.
     pub recall_at_10: BTreeMap<String, f64>,
+    /// Mean recall@100 by retriever.
     pub recall_at_100: BTreeMap<String, f64>,
+    /// Mean reciprocal rank of the first relevant document in the top 10, by retriever.
     pub mrr_at_10: BTreeMap<String, f64>,
+    /// Queries evaluated (those with judgments).
     pub queries: usize,
+    /// Documents in the corpus.
     pub documents: usize,
 }
 

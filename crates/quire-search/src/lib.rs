@@ -28,30 +28,42 @@ use quire_index::sync::{ChunkKey, SPACE_KEY};
 use quire_index::{Boosts, Filter, FullText, IndexError, IndexLocation, Store};
 use serde::Serialize;
 
+/// Why a search, a similar-notes or duplicates query, or an evaluation failed.
 #[derive(Debug, thiserror::Error)]
 pub enum SearchError {
+    /// The index could not be read, its halves disagree, or its embedding space is not the model's.
     #[error(transparent)]
     Index(#[from] IndexError),
+    /// No index at this directory (the directory as given).
     #[error("no index at {0}: run `quire index` first")]
     NoIndex(String),
+    /// The query needs vectors, and there is no model, the index has none, or the note's vectors
+    /// cancel out; the message says which and what to do.
     #[error("{0}")]
     NoEmbeddings(String),
+    /// The model could not embed the query.
     #[error(transparent)]
     Embed(#[from] quire_embed::EmbedError),
+    /// The note (vault-relative path) has no vectors in the index: not indexed, or not embedded.
     #[error("no note `{0}` in the index")]
     NoNote(String),
     /// A file of a test set could not be read.
     #[error("evaluation: {}: {source}", path.display())]
     EvalIo {
+        /// The test set file.
         path: std::path::PathBuf,
+        /// The operating system's reason.
         #[source]
         source: std::io::Error,
     },
     /// A line of a test set is malformed.
     #[error("evaluation: {file} line {line}: {source}")]
     EvalLine {
+        /// The test set file's name.
         file: &'static str,
+        /// The line, 1-based.
         line: usize,
+        /// Why the line cannot be read.
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
@@ -61,9 +73,12 @@ pub enum SearchError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
+    /// BM25 and vector rankings fused by reciprocal rank (needs the embedding model).
     #[default]
     Hybrid,
+    /// BM25 over titles, headings and text, with the request's field boosts.
     Bm25,
+    /// Cosine similarity of the query's vector to every chunk's (needs the embedding model).
     Vector,
 }
 
@@ -92,20 +107,26 @@ impl std::str::FromStr for Mode {
 /// A search.
 #[derive(Debug, Clone)]
 pub struct SearchRequest {
+    /// What to look for, as typed.
     pub query: String,
     /// Notes to return.
     pub k: usize,
+    /// The retriever (BM25 from [`SearchRequest::new`]).
     pub mode: Mode,
+    /// Folder and tag filters every note must pass.
     pub filter: Filter,
+    /// BM25 field weights (title, heading, body).
     pub boosts: Boosts,
     /// Sections shown per note.
     pub sections_per_note: usize,
     /// Reciprocal-rank fusion constant and weights (BM25, vector) for hybrid search.
     pub rrf_k: f32,
+    /// The weights of the BM25 and the vector ranking in hybrid fusion, in that order.
     pub weights: (f32, f32),
 }
 
 impl SearchRequest {
+    /// A BM25 search for `query`: 10 notes, 3 sections each, no filter, default boosts and fusion.
     pub fn new(query: impl Into<String>) -> Self {
         SearchRequest {
             query: query.into(),
@@ -123,46 +144,68 @@ impl SearchRequest {
 /// A matching section of a note.
 #[derive(Debug, Clone, Serialize)]
 pub struct SectionHit {
+    /// The chunk's stable id within its note.
     pub chunk_id: String,
+    /// The headings above the section, outermost first.
     pub heading_path: Vec<String>,
+    /// First line of the chunk, 1-based.
     pub start_line: usize,
+    /// Last line of the chunk, inclusive.
     pub end_line: usize,
+    /// Up to 220 characters of the chunk's body around its first matching word (from the start
+    /// when no word matches).
     pub snippet: String,
     /// Byte ranges of matched words inside `snippet`.
     pub highlights: Vec<(usize, usize)>,
+    /// The chunk's score in the request's mode: BM25, cosine similarity, or fused reciprocal rank.
     pub score: f32,
 }
 
 /// A matching note with its strongest sections.
 #[derive(Debug, Clone, Serialize)]
 pub struct NoteHit {
+    /// Vault-relative path.
     pub path: String,
+    /// The note's title, as indexed.
     pub title: String,
+    /// The score of its best chunk; notes are ranked by it.
     pub score: f32,
+    /// Its best chunks, best first, at most `sections_per_note`.
     pub sections: Vec<SectionHit>,
 }
 
+/// The answer to a [`SearchRequest`].
 #[derive(Debug, Clone, Serialize)]
 pub struct SearchResults {
+    /// The query as asked.
     pub query: String,
+    /// The retriever used.
     pub mode: Mode,
+    /// The index generation the results come from.
     pub generation: u64,
+    /// At most `k` notes, best first.
     pub results: Vec<NoteHit>,
 }
 
 /// A note similar to another one.
 #[derive(Debug, Clone, Serialize)]
 pub struct SimilarNote {
+    /// Vault-relative path.
     pub path: String,
+    /// The note's title, as indexed.
     pub title: String,
+    /// Cosine similarity of the two notes' vectors (the normalised means of their chunk vectors).
     pub score: f32,
 }
 
 /// A pair of notes whose vectors are nearly the same (never merged automatically).
 #[derive(Debug, Clone, Serialize)]
 pub struct DuplicatePair {
+    /// Vault-relative path of one note.
     pub a: String,
+    /// Vault-relative path of the other.
     pub b: String,
+    /// Cosine similarity of their note vectors, at least the threshold asked for.
     pub score: f32,
 }
 
@@ -211,6 +254,7 @@ impl Searcher {
         self
     }
 
+    /// The index's store, for reads beyond search (notes, chunks, meta).
     pub fn store(&self) -> &Store {
         &self.store
     }
@@ -396,6 +440,7 @@ impl Searcher {
             .collect())
     }
 
+    /// The notes that best match `request`, each with its best sections; filters apply to notes.
     pub fn search(&self, request: &SearchRequest) -> Result<SearchResults, SearchError> {
         // Enough chunks that k notes survive grouping.
         let want = (request.k * request.sections_per_note * 4).clamp(20, 1000);

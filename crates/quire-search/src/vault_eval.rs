@@ -24,14 +24,18 @@ use crate::{Mode, SearchError, SearchRequest, Searcher};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum QueryKind {
+    /// A level-2+ heading found in one note only; its note answers it.
     Heading,
+    /// The line around a wikilink, links removed; the linked note answers it.
     Link,
 }
 
 /// One query with its answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct VaultQuery {
+    /// How the query was made.
     pub kind: QueryKind,
+    /// What is searched for.
     pub text: String,
     /// The note that answers the query.
     pub relevant: String,
@@ -183,13 +187,19 @@ fn sample(mut queries: Vec<VaultQuery>, n: usize) -> Vec<VaultQuery> {
 /// Scores per retriever for each metric, overall and per query kind.
 #[derive(Debug, Clone, Serialize)]
 pub struct VaultEvalReport {
+    /// Mean nDCG@10 by retriever (`hybrid`, `bm25`, `vector`: the modes run).
     pub ndcg_at_10: BTreeMap<String, f64>,
+    /// Mean recall@10 by retriever.
     pub recall_at_10: BTreeMap<String, f64>,
+    /// Mean recall@100 by retriever.
     pub recall_at_100: BTreeMap<String, f64>,
+    /// Mean reciprocal rank of the answering note in the top 10, by retriever.
     pub mrr_at_10: BTreeMap<String, f64>,
+    /// Queries run.
     pub queries: usize,
     /// nDCG@10 per query kind and retriever.
     pub ndcg_at_10_by_kind: BTreeMap<QueryKind, BTreeMap<String, f64>>,
+    /// Queries run of each kind.
     pub queries_by_kind: BTreeMap<QueryKind, usize>,
 }
 

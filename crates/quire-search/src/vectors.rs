@@ -10,8 +10,11 @@ use quire_embed::dot;
 /// Rows of unit vectors with their keys.
 #[derive(Debug, Clone, Default)]
 pub struct VectorMatrix {
+    /// Each row's `(note path, chunk id)`, grouped by note.
     pub keys: Vec<(String, String)>,
+    /// The rows, one after another: `keys.len() × dimension` values.
     pub data: Vec<f32>,
+    /// Values per row.
     pub dimension: usize,
 }
 
@@ -54,14 +57,17 @@ pub fn top_k(scores: impl Iterator<Item = (usize, f32)>, k: usize) -> Vec<(usize
 }
 
 impl VectorMatrix {
+    /// The number of rows.
     pub fn len(&self) -> usize {
         self.keys.len()
     }
 
+    /// Whether there is no row.
     pub fn is_empty(&self) -> bool {
         self.keys.is_empty()
     }
 
+    /// Row `i`; panics when `i` is not below [`VectorMatrix::len`].
     pub fn row(&self, i: usize) -> &[f32] {
         &self.data[i * self.dimension..(i + 1) * self.dimension]
     }

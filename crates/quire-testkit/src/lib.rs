@@ -26,13 +26,18 @@ pub enum Reply {
     /// `200 text/event-stream`: one content delta per piece, each its own HTTP chunk, `pause`
     /// between them, then a finish event and `[DONE]`.
     Stream {
+        /// The content deltas, in order; the reply's text is their concatenation.
         pieces: Vec<String>,
+        /// The sleep before each piece after the first.
         pause: Duration,
     },
     /// An error status with extra header lines (each ending in `\r\n`) and a JSON error body.
     Status {
+        /// The HTTP status code.
         code: u16,
+        /// Extra header lines, each ending in `\r\n` (`""` for none).
         headers: String,
+        /// The `error.message` of the JSON body.
         message: String,
     },
 }
@@ -77,6 +82,8 @@ pub struct FakeChat {
 }
 
 impl FakeChat {
+    /// Starts the server on a free port of 127.0.0.1: it plays `script` in order, one reply per
+    /// connection, and stops accepting once the script is played.
     pub fn start(script: Vec<Reply>) -> FakeChat {
         FakeChat::with_hook(script, |_| {})
     }

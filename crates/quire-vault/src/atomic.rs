@@ -21,15 +21,31 @@ use std::path::{Path, PathBuf};
 /// Why an atomic write did not happen. Nothing was changed at `path` in every case.
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
+    /// The target is a symbolic link.
     #[error("{} is a symbolic link: quire does not replace links (write to the file it points to instead)", path.display())]
-    Symlink { path: PathBuf },
+    Symlink {
+        /// The target.
+        path: PathBuf,
+    },
+    /// The target exists and is not a regular file (a directory, a FIFO, …).
     #[error("{} is not a regular file: refused", path.display())]
-    NotAFile { path: PathBuf },
+    NotAFile {
+        /// The target.
+        path: PathBuf,
+    },
+    /// The temporary file was swapped for something else before the rename.
     #[error("the temporary file beside {} was replaced while quire wrote it: nothing was written", path.display())]
-    Tampered { path: PathBuf },
+    Tampered {
+        /// The target.
+        path: PathBuf,
+    },
+    /// Creating, writing, syncing or renaming a file failed.
     #[error("{}: {source}", path.display())]
     Io {
+        /// The file or directory the step acted on (the target, its directory or the temporary
+        /// file).
         path: PathBuf,
+        /// The operating system's reason.
         #[source]
         source: std::io::Error,
     },
@@ -150,11 +166,15 @@ fn same_file(_file: &File, path: &Path) -> bool {
 pub enum ReadError {
     /// A FIFO, socket, device or directory: never opened for reading (a FIFO would block).
     NotAFile {
+        /// What it is, in words ([`file_kind`]).
         kind: &'static str,
     },
+    /// The file is larger than the cap.
     TooLarge {
+        /// Its size in bytes, or the bytes read when it grew past the cap while being read.
         bytes: u64,
     },
+    /// Opening, inspecting or reading the file failed.
     Io(std::io::Error),
 }
 

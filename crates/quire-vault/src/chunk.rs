@@ -49,6 +49,7 @@ const CARD_VALUE_CHARS: usize = 300;
 
 /// Counts tokens the way the embedding model will.
 pub trait TokenCounter: Send + Sync {
+    /// The number of tokens `text` makes.
     fn count_tokens(&self, text: &str) -> usize;
 }
 
@@ -115,6 +116,7 @@ impl Default for ChunkOptions {
 pub struct Chunk {
     /// Stable id, 16 hex characters, unique within the note (see the module docs).
     pub id: String,
+    /// Vault-relative path of its note.
     pub note_path: String,
     /// Texts of the headings above the chunk, outermost first.
     pub heading_path: Vec<String>,
@@ -122,7 +124,9 @@ pub struct Chunk {
     pub ordinal: usize,
     /// Bytes of the note source this chunk covers (comments inside are left out of the texts).
     pub byte_range: Range<usize>,
+    /// First line of `byte_range`, 1-based.
     pub start_line: usize,
+    /// Last line of `byte_range`, inclusive.
     pub end_line: usize,
     /// The chunk's Markdown as the reader sees it (comments removed).
     pub body: String,
@@ -130,6 +134,7 @@ pub struct Chunk {
     pub text: String,
     /// blake3 of `text`, 32 hex characters.
     pub content_hash: String,
+    /// Tokens of `text`, by the [`TokenCounter`] given to the chunker.
     pub token_count: usize,
 }
 

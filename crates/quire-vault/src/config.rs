@@ -21,22 +21,31 @@ use serde::Deserialize;
 
 use crate::error::VaultError;
 
+/// The contents of `.quire/config.toml`; a missing file or table gives the defaults.
 #[derive(Debug, Clone, Deserialize, Default)]
 #[serde(default, deny_unknown_fields)]
 pub struct VaultConfig {
+    /// `[vault]`: which notes are read.
     pub vault: VaultSection,
+    /// `[manifest]`: what the reasoning index's manifest shows.
     pub manifest: ManifestSection,
+    /// `[chunk]`: chunk sizes.
     pub chunk: ChunkSection,
 }
 
+/// The `[vault]` table.
 #[derive(Debug, Clone, Deserialize, Default)]
 #[serde(default, deny_unknown_fields)]
 pub struct VaultSection {
+    /// Globs (vault-relative); when any is set, only notes matching one are read. Flags add to them.
     pub include: Vec<String>,
+    /// Globs of notes to skip (a folder's pattern covers everything below it). Flags add to them.
     pub exclude: Vec<String>,
+    /// Notes larger than this many MiB are skipped and reported; `None`: 5 MiB. A flag overrides it.
     pub max_file_mb: Option<f64>,
 }
 
+/// The `[manifest]` table.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ManifestSection {
@@ -57,10 +66,14 @@ impl Default for ManifestSection {
     }
 }
 
+/// The `[chunk]` table.
 #[derive(Debug, Clone, Deserialize, Default)]
 #[serde(default, deny_unknown_fields)]
 pub struct ChunkSection {
+    /// Neighbouring pieces merge while a chunk stays at or under this many tokens (capped at
+    /// `max_tokens`); `None`: 256.
     pub target_tokens: Option<usize>,
+    /// The largest chunk, in tokens (at least 16); `None`: 448.
     pub max_tokens: Option<usize>,
 }
 

@@ -68,8 +68,11 @@ fn line_slices(text: &str) -> impl Iterator<Item = (usize, &str)> + Clone {
 /// Parsed properties, or why they could not be read.
 #[derive(Debug, Clone, Default)]
 pub struct Properties {
+    /// Every property as JSON, by key.
     pub values: BTreeMap<String, Json>,
+    /// The `tags` (or `tag`) property's entries, split at commas and spaces, without `#`.
     pub tags: Vec<String>,
+    /// The `aliases` (or `alias`) property's entries, trimmed, empty ones left out.
     pub aliases: Vec<String>,
     /// A message and the 1-based line within the note, for YAML that could not be read.
     pub error: Option<(usize, String)>,

@@ -15,6 +15,7 @@ pub struct LineIndex {
 }
 
 impl LineIndex {
+    /// The line starts of `text`, with CommonMark's line breaks (see the module docs).
     pub fn new(text: &str) -> Self {
         let bytes = text.as_bytes();
         let mut starts = vec![0];

@@ -81,6 +81,8 @@ pub fn join_relative(folder: &str, relative: &str) -> Option<String> {
 }
 
 impl LinkResolver {
+    /// A resolver over `notes` (by path, file name and alias) and `attachments` (vault-relative
+    /// paths).
     pub fn new(notes: &[Note], attachments: &[String]) -> Self {
         let mut r = LinkResolver {
             note_paths: notes.iter().map(|n| n.path.clone()).collect(),
@@ -199,7 +201,9 @@ impl LinkResolver {
 /// A link that found no target.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct UnresolvedLink {
+    /// The link path as written (see [`crate::Link::target`]).
     pub target: String,
+    /// The line of the link in its note.
     pub line: usize,
 }
 
@@ -212,6 +216,7 @@ pub struct LinkGraph {
     pub outgoing: Vec<Vec<usize>>,
     /// Distinct notes linking to each note (self links left out), ascending.
     pub backlinks: Vec<Vec<usize>>,
+    /// Per note, its links that point to no note or attachment, in link order.
     pub unresolved: Vec<Vec<UnresolvedLink>>,
     /// Index notes (maps of content).
     pub is_moc: Vec<bool>,
@@ -222,6 +227,8 @@ pub struct LinkGraph {
 const MOC_MARKERS: [&str; 5] = ["moc", "index", "map", "hub", "map-of-content"];
 
 impl LinkGraph {
+    /// Resolves every link of `notes` (indexes as in the slice) and derives backlinks, orphans and
+    /// maps of content.
     pub fn build(notes: &[Note], resolver: &LinkResolver) -> Self {
         let n = notes.len();
         let mut graph = LinkGraph {

@@ -10,25 +10,33 @@ use crate::model::{Heading, Note};
 /// One heading and the headings nested under it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct OutlineNode {
+    /// 1 to 6 (`#` to `######`).
     pub level: u8,
+    /// The heading's text, without the `#` marks.
     pub text: String,
     /// First line of the heading (1-based).
     pub line: usize,
     /// Last line of its section.
     pub end_line: usize,
+    /// The headings of deeper levels directly under it, in document order.
     pub children: Vec<OutlineNode>,
 }
 
 /// A note's heading tree.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Outline {
+    /// Vault-relative path of the note.
     pub path: String,
+    /// The note's title.
     pub title: String,
+    /// Lines in the note.
     pub line_count: usize,
+    /// The top-level headings (those under no other), in document order.
     pub headings: Vec<OutlineNode>,
 }
 
 impl Outline {
+    /// The outline of `note`, from its flat heading list.
     pub fn of(note: &Note) -> Outline {
         Outline {
             path: note.path.clone(),

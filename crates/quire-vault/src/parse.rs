@@ -20,6 +20,7 @@ use crate::model::*;
 /// Settings that change how a note is read.
 #[derive(Debug, Clone, Default)]
 pub struct ParseOptions {
+    /// Which notes are daily notes, and how their file names give their dates.
     pub daily_notes: DailyNotes,
 }
 

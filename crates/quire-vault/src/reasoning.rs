@@ -31,7 +31,9 @@ fn is_selected(key: &str, selected: &[String]) -> bool {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum TreeNode {
+    /// A folder: its sub-folders, then its notes.
     Folder(TreeFolder),
+    /// A note, with its title and heading count.
     Note(TreeNote),
 }
 
@@ -39,6 +41,7 @@ pub enum TreeNode {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename = "folder")]
 pub struct TreeFolder {
+    /// The folder's name (empty for the root).
     pub name: String,
     /// Vault-relative, `/`-separated.
     pub path: String,
@@ -54,8 +57,11 @@ pub struct TreeFolder {
 pub struct TreeNote {
     /// The file name.
     pub name: String,
+    /// Vault-relative path, `/`-separated.
     pub path: String,
+    /// The note's title.
     pub title: String,
+    /// Headings in the note, all levels.
     pub heading_count: usize,
 }
 
@@ -169,7 +175,9 @@ fn top_headings(note: &crate::Note) -> Vec<String> {
 pub struct Manifest {
     /// [`FORMAT_VERSION`].
     pub format: u32,
+    /// Notes in the vault.
     pub note_count: usize,
+    /// One row per note, in vault order (by path).
     pub notes: Vec<ManifestRow>,
     /// Notes with no link in or out.
     pub orphans: Vec<String>,
@@ -178,26 +186,39 @@ pub struct Manifest {
 /// One note of the manifest.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ManifestRow {
+    /// Vault-relative path, `/`-separated.
     pub path: String,
+    /// The note's title.
     pub title: String,
     /// The properties the config selects (`manifest.properties`), by key.
     pub properties: BTreeMap<String, Json>,
+    /// Distinct tag names without `#`, sorted.
     pub tags: Vec<String>,
+    /// Other names of the note (its `aliases` property).
     pub aliases: Vec<String>,
     /// `YYYY-MM-DD` for a daily note.
     pub daily_date: Option<String>,
+    /// The texts of the shallowest headings (under a lone top heading equal to the title: the level
+    /// below it).
     pub top_headings: Vec<String>,
+    /// Headings in the note, all levels.
     pub heading_count: usize,
     /// Paths of the notes it links to.
     pub links_out: Vec<String>,
     /// Link targets that name no note or attachment.
     pub unresolved_links: BTreeSet<String>,
+    /// Distinct other notes that link to it.
     pub backlinks_count: usize,
+    /// Whether it is a map of content: typed or tagged as one, or mostly links (see
+    /// [`crate::links::LinkGraph::is_moc`]).
     pub is_moc: bool,
     /// Paths of the maps of content that list it.
     pub moc_parents: Vec<String>,
+    /// Words of the body outside comments.
     pub word_count: usize,
+    /// Lines in the note.
     pub line_count: usize,
+    /// Lowercase hex sha256 of the file's bytes.
     pub sha256: String,
 }
 
@@ -264,7 +285,9 @@ pub fn to_canonical_json<T: Serialize>(value: &T) -> String {
 /// `state.json`: which vault state an export was made from.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ExportState {
+    /// [`FORMAT_VERSION`] of the export.
     pub format: u32,
+    /// Notes exported.
     pub note_count: usize,
     /// Newest modification time of the notes and folders read, ns since the epoch (as a string:
     /// JSON numbers lose precision past 2^53).
@@ -274,9 +297,13 @@ pub struct ExportState {
 /// What an export did.
 #[derive(Debug, Clone, Serialize)]
 pub struct ExportSummary {
+    /// The directory written.
     pub out_dir: PathBuf,
+    /// Notes exported.
     pub notes: usize,
+    /// Files written: `tree.json`, `manifest.json`, `state.json` and one outline per note.
     pub files_written: usize,
+    /// Outline files removed because their note is gone.
     pub outlines_removed: usize,
 }
 
@@ -389,6 +416,7 @@ pub fn write_atomic(path: &Path, text: &str) -> Result<(), VaultError> {
 /// A note whose export entry no longer matches the vault.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct StaleEntry {
+    /// Vault-relative path of the note.
     pub path: String,
     /// `changed` (sha256 differs), `deleted` (in the export, not in the vault) or `new`.
     pub status: &'static str,

@@ -28,6 +28,7 @@ pub struct ScanOptions {
     pub skip_dirs: Vec<PathBuf>,
 }
 
+/// The default [`ScanOptions::max_file_bytes`]: 5 MiB.
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 5 * 1024 * 1024;
 
 impl Default for ScanOptions {
@@ -45,34 +46,53 @@ impl Default for ScanOptions {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum SkipReason {
+    /// The path matches an exclude pattern.
     Excluded {
+        /// The exclude glob that matched, as configured.
         pattern: String,
     },
+    /// Include patterns are set, and none matches the path.
     NotIncluded,
+    /// A symbolic link that resolves outside the vault.
     SymlinkOutsideVault {
+        /// The link's resolved target, an absolute path.
         target: String,
     },
+    /// A symbolic link whose target does not exist.
     BrokenSymlink,
+    /// A symbolic link that leads back to itself.
     SymlinkLoop,
+    /// The file or folder could not be read (permissions, an I/O error).
     Unreadable {
+        /// The operating system's reason, as text.
         error: String,
     },
+    /// The file is not valid UTF-8 text.
     NotUtf8 {
+        /// The line of the first invalid byte, 1-based.
         line: usize,
+        /// The offset of the first invalid byte in the file.
         byte: usize,
     },
+    /// The file has a NUL byte in its first 8 KiB.
     Binary,
+    /// The file is larger than [`ScanOptions::max_file_bytes`].
     TooLarge {
+        /// The file's size, in bytes.
         bytes: u64,
+        /// The cap, in bytes.
         limit: u64,
     },
+    /// The file's path is not valid UTF-8.
     BadFileName,
     /// A FIFO, socket or device with a note's name: never opened (a FIFO would block a reader).
     NotAFile {
+        /// What it is (`named pipe (FIFO)`, `socket`, …).
         file_type: String,
     },
     /// The note has more chunks than one note may have: only the first `limit` are indexed.
     TooManyChunks {
+        /// [`crate::chunk::MAX_CHUNKS_PER_NOTE`].
         limit: usize,
     },
 }
@@ -116,12 +136,17 @@ impl std::fmt::Display for SkipReason {
 /// A file that was not read, with the reason.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Skipped {
+    /// Vault-relative path; the absolute path (shown lossily) when it is not valid UTF-8 or lies
+    /// outside the vault, empty when the walk could not say.
     pub path: String,
+    /// Why, for programs.
     pub reason: SkipReason,
+    /// Why, for people: `reason` as text.
     pub message: String,
 }
 
 impl Skipped {
+    /// A skipped file at `path`, its message written from `reason`.
     pub fn new(path: impl Into<String>, reason: SkipReason) -> Self {
         let message = reason.to_string();
         Skipped {
@@ -137,7 +162,9 @@ impl Skipped {
 pub struct NoteFile {
     /// Vault-relative, `/`-separated.
     pub path: String,
+    /// Where to read it: the vault root joined with `path`.
     pub abs_path: PathBuf,
+    /// Size in bytes when scanned.
     pub size: u64,
     /// Modification time, nanoseconds since the Unix epoch (0 if unknown).
     pub mtime_ns: u128,
@@ -152,6 +179,7 @@ pub struct ScanReport {
     pub notes: Vec<NoteFile>,
     /// Other files (images, PDFs, canvases), vault-relative, sorted.
     pub attachments: Vec<String>,
+    /// Files and folders left out, with why (hidden and `node_modules/` entries are not listed).
     pub skipped: Vec<Skipped>,
     /// The newest modification time among notes and folders (a folder's changes when a note in it
     /// is added, removed or renamed), nanoseconds since the Unix epoch.

@@ -15,7 +15,9 @@ use crate::scan::{ScanOptions, Skipped, read_note_file, scan_vault};
 /// How to open a vault: command-line settings that add to the vault's config file.
 #[derive(Debug, Clone, Default)]
 pub struct OpenOptions {
+    /// Include globs, added to the config's.
     pub include: Vec<String>,
+    /// Exclude globs, added to the config's.
     pub exclude: Vec<String>,
     /// Overrides the config's size cap.
     pub max_file_bytes: Option<u64>,
@@ -29,9 +31,13 @@ pub struct OpenOptions {
 pub struct VaultSettings {
     /// Canonical root directory.
     pub root: PathBuf,
+    /// The vault's config file as read.
     pub config: VaultConfig,
+    /// The scan rules: the config's and the flags' together.
     pub scan: ScanOptions,
+    /// How notes are parsed (the daily-notes settings of `.obsidian/daily-notes.json`).
     pub parse: ParseOptions,
+    /// Chunk sizes from the config, or the defaults.
     pub chunk: ChunkOptions,
 }
 
@@ -95,15 +101,21 @@ impl VaultSettings {
 pub struct Vault {
     /// Canonical root directory.
     pub root: PathBuf,
+    /// The vault's config file as read.
     pub config: VaultConfig,
     /// Notes sorted by path.
     pub notes: Vec<Note>,
     /// Modification times of `notes`, same order (ns since the epoch).
     pub mtimes_ns: Vec<u128>,
+    /// Files that are not notes (images, PDFs, canvases), vault-relative, sorted.
     pub attachments: Vec<String>,
+    /// Files left out by the scan or unreadable as notes, sorted by path.
     pub skipped: Vec<Skipped>,
+    /// Resolves link targets among `notes` and `attachments`.
     pub resolver: LinkResolver,
+    /// Every note's resolved links, backlinks and maps of content.
     pub graph: LinkGraph,
+    /// Chunk sizes from the config, as the index uses them.
     pub chunk_options: ChunkOptions,
     /// See [`crate::ScanReport::newest_mtime_ns`].
     pub newest_mtime_ns: u128,

@@ -20,7 +20,12 @@ pub enum RawEvent {
     /// A file is gone: deleted, or moved out of the vault or into a hidden folder.
     Removed(String),
     /// A file moved within the vault: `Removed(from)` and `Modified(to)` as one change.
-    Renamed { from: String, to: String },
+    Renamed {
+        /// Where the file was.
+        from: String,
+        /// Where it is now.
+        to: String,
+    },
     /// A folder appeared, disappeared or moved, or a path that may have been a folder is gone.
     /// Which notes it held is only known by rescanning the vault.
     Folder(String),
@@ -97,6 +102,7 @@ impl Scope {
         Scope { root, index_dir }
     }
 
+    /// The vault root, canonical, as given to [`Scope::new`].
     pub fn root(&self) -> &Path {
         &self.root
     }
@@ -156,6 +162,7 @@ pub struct Coalescer {
 }
 
 impl Coalescer {
+    /// An empty window over `scope`: no change, no rescan.
     pub fn new(scope: Scope) -> Coalescer {
         Coalescer {
             scope,
@@ -164,6 +171,7 @@ impl Coalescer {
         }
     }
 
+    /// The part of the file system whose events count.
     pub fn scope(&self) -> &Scope {
         &self.scope
     }

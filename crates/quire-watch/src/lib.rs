@@ -108,16 +108,27 @@ impl Default for WatchOptions {
 pub enum WatchEvent {
     /// A sync attempt starts, for these changes (a status line can say "syncing"). Every
     /// `Started` is followed by a `Synced` or a `Failed` for the same attempt.
-    Started { changes: ChangeSet },
+    Started {
+        /// What the attempt syncs: the coalesced window (before a rescan adds what it found).
+        changes: ChangeSet,
+    },
     /// A sync succeeded: what it did, and the changes that caused it.
     Synced {
+        /// What the sync did, and the generation it committed.
         stats: SyncStats,
+        /// The changes synced; after a rescan, with the notes the sync found added, changed or
+        /// removed.
         changes: ChangeSet,
     },
     /// A sync failed (the message says why and when it is retried; the watcher goes on), or,
     /// with `running`, an attempt has been running for long and has not finished yet (reported
     /// every minute until its `Synced` or final `Failed`).
-    Failed { message: String, running: bool },
+    Failed {
+        /// For people: what failed and when it is retried, or how long the attempt has run.
+        message: String,
+        /// `true`: the attempt is still running (a stall report), not a failure that ended it.
+        running: bool,
+    },
 }
 
 /// A running watcher. Dropping it stops the watcher like [`WatchHandle::stop`].
