@@ -15,7 +15,9 @@ use quire_assist::FrozenContext;
 use quire_assist::ask::Conversation;
 use quire_assist::context::{self, ContextLimits, RetrievalRequest, SourceReader};
 use quire_assist::dates::{date_range_in, is_about_own_days};
+use quire_assist::evidence::Evidence;
 use quire_assist::reflect::daily_paths_in;
+use quire_index::sync::ChunkKey;
 use quire_search::{Mode, Searcher};
 
 use crate::error::AppError;
@@ -75,6 +77,17 @@ pub fn ask_context(
     let found = context::retrieve(searcher, &retrieval)?;
     let mut frozen = context::materialize(reader, found, &limits);
     frozen.report.notes.extend(widened);
+    let keys: Vec<ChunkKey> = frozen
+        .passages
+        .iter()
+        .map(|p| ChunkKey::new(&p.path, &p.chunk_id))
+        .collect();
+    let cosines = searcher.cosines(request.question, &keys)?;
+    frozen.evidence = Some(Evidence::assess(
+        request.question,
+        &frozen.passages,
+        &cosines,
+    ));
     Ok(frozen)
 }
 

@@ -16,6 +16,7 @@ use serde::Serialize;
 use crate::cite::{removed_warning, stream_cited};
 use crate::context::{FrozenContext, Passage, RetrievalReport, Source};
 use crate::error::AssistError;
+use crate::evidence::Evidence;
 use crate::prompt;
 
 /// Passages quoted in an extractive answer.
@@ -111,6 +112,11 @@ pub struct Answer {
     pub model: Option<String>,
     /// Token counts, when the model's server reported them.
     pub usage: Option<Usage>,
+    /// How well the passages seem to support an answer (see [`crate::evidence`]).
+    pub evidence: Option<Evidence>,
+    /// Offline: `false` when the notes do not seem to cover the question (the passages are the
+    /// closest, shown as such); `None` when not assessed.
+    pub covered: Option<bool>,
 }
 
 /// A conversation: one-shot `ask` is a conversation of one turn.
@@ -159,7 +165,11 @@ impl Conversation {
         cancel: &CancelToken,
         on_text: &mut dyn FnMut(&str),
     ) -> Result<Answer, AssistError> {
-        let FrozenContext { passages, report } = context;
+        let FrozenContext {
+            passages,
+            report,
+            evidence,
+        } = context;
         let (turn, new) = self.number(passages);
         if turn.is_empty() && self.sources.is_empty() {
             // Nothing to answer from: asking a model would only invite an answer from elsewhere.
@@ -176,7 +186,11 @@ impl Conversation {
             ));
         }
         let Some(model) = model else {
-            let text = extractive_answer(&turn);
+            let weak = evidence.filter(|e| e.weak);
+            let text = match &weak {
+                Some(evidence) => not_covered_answer(&turn, evidence),
+                None => extractive_answer(&turn),
+            };
             on_text(&text);
             // Offline turns are remembered too: the next follow-up is searched with this
             // question, and a passage keeps its id for the rest of the conversation.
@@ -187,7 +201,7 @@ impl Conversation {
                 .take(EXTRACTIVE_PASSAGES)
                 .map(|s| s.id.as_str())
                 .collect();
-            return Ok(answer(
+            let mut result = answer(
                 AnswerKind::Extractive,
                 text,
                 &turn,
@@ -195,7 +209,18 @@ impl Conversation {
                 &quoted,
                 Vec::new(),
                 report,
-            ));
+            );
+            result.evidence = evidence;
+            if weak.is_some() {
+                result.covered = Some(false);
+                result.warnings.push(
+                    "the notes do not seem to cover this question: the passages shown are the closest, probably not an answer"
+                        .to_string(),
+                );
+            } else if evidence.is_some() {
+                result.covered = Some(true);
+            }
+            return Ok(result);
         };
         let earlier = self.sources.len();
         let all: Vec<Source> = self.sources.iter().chain(&new).cloned().collect();
@@ -233,6 +258,7 @@ impl Conversation {
         );
         result.model = Some(model.name());
         result.usage = cited.usage;
+        result.evidence = evidence;
         Ok(result)
     }
 
@@ -313,7 +339,26 @@ fn answer(
         retrieval,
         model: None,
         usage: None,
+        evidence: None,
+        covered: None,
     }
+}
+
+/// The offline answer when the evidence is weak: says so, then the closest passages.
+pub fn not_covered_answer(sources: &[Source], evidence: &Evidence) -> String {
+    let measure = match evidence.best_cosine {
+        Some(cosine) => format!("best similarity {cosine:.2}"),
+        None => format!(
+            "the best passage has {:.0}% of the question's words",
+            evidence.coverage * 100.0
+        ),
+    };
+    let mut text = format!(
+        "Your notes do not seem to cover this question ({measure}). The closest passages, \
+         probably not an answer:\n"
+    );
+    quote_sources(&mut text, sources);
+    text
 }
 
 /// The offline answer: the best passages quoted as written, each under its source header.
@@ -322,6 +367,12 @@ pub fn extractive_answer(sources: &[Source]) -> String {
         "Extractive answer (no language model is configured): the passages of your notes that \
          best match the question, quoted as written. Nothing here is generated.\n",
     );
+    quote_sources(&mut text, sources);
+    text
+}
+
+/// The first [`EXTRACTIVE_PASSAGES`] sources, each quoted under its header.
+fn quote_sources(text: &mut String, sources: &[Source]) {
     for source in sources.iter().take(EXTRACTIVE_PASSAGES) {
         text.push('\n');
         text.push_str(&prompt::source_header(source));
@@ -332,7 +383,6 @@ pub fn extractive_answer(sources: &[Source]) -> String {
             text.push('\n');
         }
     }
-    text
 }
 
 fn nothing_found(report: &RetrievalReport) -> String {

@@ -269,6 +269,8 @@ pub struct FrozenContext {
     pub passages: Vec<Passage>,
     /// How the passages were chosen, and what was dropped or left out.
     pub report: RetrievalReport,
+    /// Whether the passages seem to answer the question at all (set by the ask flow).
+    pub evidence: Option<crate::evidence::Evidence>,
 }
 
 /// Reads notes from the vault as they are now, with the index's parse and chunk settings.
@@ -559,6 +561,7 @@ pub fn materialize(
             notes: Vec::new(),
         },
         passages: selection.passages,
+        evidence: None,
     }
 }
 

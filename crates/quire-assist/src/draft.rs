@@ -187,7 +187,9 @@ pub fn write_draft(
     cancel: &CancelToken,
     on_text: &mut dyn FnMut(&str),
 ) -> Result<Draft, AssistError> {
-    let FrozenContext { passages, report } = context;
+    let FrozenContext {
+        passages, report, ..
+    } = context;
     let sources = number_sources(passages, 1);
     let mut draft = Draft {
         kind: AnswerKind::Generated,

@@ -55,6 +55,7 @@ pub mod context;
 pub mod dates;
 pub mod draft;
 pub mod error;
+pub mod evidence;
 pub mod prompt;
 pub mod questions;
 pub mod reflect;

@@ -307,6 +307,29 @@ impl Searcher {
         }
     }
 
+    /// The cosine between `query`'s vector and each chunk's stored vector (`None` for a chunk
+    /// with none); empty when there is no embedder or the index has no vectors of its space.
+    pub fn cosines(&self, query: &str, keys: &[ChunkKey]) -> Result<Vec<Option<f32>>, SearchError> {
+        let Ok(embedder) = self.embedder("comparing passages") else {
+            return Ok(Vec::new());
+        };
+        let query = embedder.embed_query(query)?;
+        let matrix = self.matrix(embedder)?;
+        let rows: HashMap<(&str, &str), usize> = matrix
+            .keys
+            .iter()
+            .enumerate()
+            .map(|(i, (path, id))| ((path.as_str(), id.as_str()), i))
+            .collect();
+        Ok(keys
+            .iter()
+            .map(|k| {
+                rows.get(&(k.path.as_str(), k.id.as_str()))
+                    .map(|&i| quire_embed::dot(&query, matrix.row(i)))
+            })
+            .collect())
+    }
+
     /// The index's vectors, loaded once.
     fn matrix(&self, embedder: &dyn Embedder) -> Result<&vectors::VectorMatrix, SearchError> {
         if let Some(m) = self.vectors.get() {

@@ -359,6 +359,46 @@ fn a_date_phrase_in_a_how_to_question_does_not_limit_ask_to_daily_notes() {
 }
 
 #[test]
+fn offline_ask_says_when_the_notes_do_not_cover_the_question() {
+    let setup = setup();
+    let v = json(&setup.run(
+        None,
+        &["--json", "ask", "Who won the 2018 football World Cup?"],
+    ));
+    assert_eq!(v["kind"], "extractive", "{v}");
+    assert_eq!(v["covered"], false, "{v}");
+    assert!(v["evidence"]["weak"].as_bool().unwrap(), "{v}");
+    assert!(
+        v["answer"]
+            .as_str()
+            .unwrap()
+            .starts_with("Your notes do not seem to cover this question"),
+        "{v}"
+    );
+    assert!(
+        v["warnings"].to_string().contains("probably not an answer"),
+        "{v}"
+    );
+    let v = json(&setup.run(
+        None,
+        &[
+            "--json",
+            "ask",
+            "How often do I feed the sourdough starter?",
+        ],
+    ));
+    assert_eq!(v["covered"], true, "{v}");
+    assert!(v["evidence"]["coverage"].as_f64().unwrap() >= 0.4, "{v}");
+    assert!(
+        v["answer"]
+            .as_str()
+            .unwrap()
+            .starts_with("Extractive answer"),
+        "{v}"
+    );
+}
+
+#[test]
 fn chat_carries_follow_ups_and_checks_every_turn() {
     let setup = setup();
     let server = FakeChat::start(vec![

@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Answerability of offline `quire ask`: how often the "notes do not seem to cover this" flag is
+right, on a dev set of answerable and unanswerable questions (eval/answerability/dev.jsonl).
+
+Usage: scripts/eval-answerability.py [QUIRE_BINARY] [DEV_SET]
+
+Indexes each vault of the set into a temporary directory (the vaults are only read), asks every
+question offline with vectors (the default model) and without (--no-embeddings), and prints, for
+each mode, the share of unanswerable questions flagged and of answerable ones wrongly flagged at
+quire's thresholds, then the same over a sweep of thresholds (to calibrate, not to fit: the
+held-out check is the second half of the set, see --split).
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "target/debug/quire")
+DEV = sys.argv[2] if len(sys.argv) > 2 else os.path.join(ROOT, "eval/answerability/dev.jsonl")
+CORPORA = os.environ.get("QUIRE_CORPORA", os.path.join(ROOT, "..", "shared", "corpora"))
+VAULTS = {"sample": os.path.join(ROOT, "examples/vault")}
+
+env = dict(os.environ)
+for var in ["QUIRE_LLM_BASE_URL", "QUIRE_LLM_PRESET", "QUIRE_EMBED_BASE_URL"]:
+    env.pop(var, None)
+env["QUIRE_LLM_LOCAL"] = "0"
+
+
+def vault_dir(name):
+    return VAULTS.get(name) or os.path.join(CORPORA, "vaults", name, "vault")
+
+
+def run(args):
+    out = subprocess.run([BIN] + args, env=env, capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"quire {' '.join(args)} failed: {out.stderr}")
+    return out.stdout
+
+
+def main():
+    rows = [json.loads(line) for line in open(DEV, encoding="utf-8") if line.strip()]
+    results = {"vectors": [], "words": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in sorted({r["vault"] for r in rows}):
+            index = os.path.join(tmp, name)
+            run(["--vault", vault_dir(name), "--index-dir", index, "index"])
+            for r in (r for r in rows if r["vault"] == name):
+                for mode, extra in [("vectors", []), ("words", ["--no-embeddings"])]:
+                    answer = json.loads(run(["--vault", vault_dir(name), "--index-dir", index,
+                                             "--json", *extra, "ask", r["question"]]))
+                    evidence = answer.get("evidence") or {}
+                    results[mode].append((r, evidence))
+    for mode, got in results.items():
+        key, thresholds = (("best_cosine", [0.80, 0.82, 0.83, 0.84, 0.85, 0.86, 0.87, 0.88])
+                           if mode == "vectors" else
+                           ("coverage", [0.3, 0.4, 0.5, 0.6, 0.67, 0.75]))
+        for part, keep in [("all", lambda r: True),
+                           ("sample vault (tuned on)", lambda r: r["vault"] == "sample"),
+                           ("tasks docs (held out)", lambda r: r["vault"] != "sample")]:
+            sub = [(r, e) for r, e in got if keep(r)]
+            print(f"\n## {mode} ({key}), {part}")
+            report(sub, lambda e: e.get("weak", True), "quire's rule")
+            if part == "all":
+                for t in thresholds:
+                    report(sub, lambda e, t=t: (e.get(key) or 0) < t, f"{key} < {t}")
+                if mode == "vectors":
+                    for c, w in [(0.84, 0.5), (0.86, 0.5), (0.86, 0.34), (0.88, 0.5)]:
+                        report(sub, lambda e, c=c, w=w: (e.get("best_cosine") or 0) < c
+                               and (e.get("coverage") or 0) < w, f"cos<{c} and cov<{w}")
+
+
+def report(got, flagged, label):
+    no = [e for r, e in got if not r["answerable"]]
+    yes = [e for r, e in got if r["answerable"]]
+    caught = sum(1 for e in no if flagged(e)) / max(1, len(no))
+    wrong = sum(1 for e in yes if flagged(e)) / max(1, len(yes))
+    print(f"{label:<22} unanswerable flagged {caught:6.1%} ({len(no)})   "
+          f"answerable wrongly flagged {wrong:6.1%} ({len(yes)})")
+
+
+if __name__ == "__main__":
+    main()
