@@ -397,14 +397,28 @@ pub fn ask_questions(
 fn question_line(reply: &str) -> Option<String> {
     let line = reply.lines().map(str::trim).find(|l| !l.is_empty())?;
     let line = crate::cite::rewrite_citations(line, &[], |_| String::new());
-    let line = line
-        .trim_start_matches(|c: char| c.is_ascii_digit() || matches!(c, '-' | '*' | '.' | ')'))
+    let line = strip_list_mark(&line)
         .trim()
         .trim_start_matches(['"', '\'', '“', '«', '「'])
         .trim_end_matches(['"', '\'', '”', '»', '」'])
         .trim();
     let line = shorten(line, 240);
     (!line.is_empty()).then_some(line)
+}
+
+/// `1. `, `2) `, `- `, `* ` at the start of a line, and nothing else: "3D printing…" keeps its 3.
+fn strip_list_mark(line: &str) -> &str {
+    let digits = line.len() - line.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    let rest = &line[digits..];
+    let marked = if digits > 0 {
+        rest.strip_prefix(['.', ')'])
+    } else {
+        rest.strip_prefix(['-', '*'])
+    };
+    match marked {
+        Some(after) if after.is_empty() || after.starts_with(char::is_whitespace) => after,
+        _ => line,
+    }
 }
 
 #[cfg(test)]
@@ -469,5 +483,15 @@ mod tests {
             Some("How often is the starter fed?")
         );
         assert_eq!(question_line("  \n "), None);
+        // A leading number that is not a list mark is part of the question.
+        assert_eq!(
+            question_line("3D printing: what layer height do I use?").as_deref(),
+            Some("3D printing: what layer height do I use?")
+        );
+        assert_eq!(
+            question_line("2) - Which tea?").as_deref(),
+            Some("- Which tea?")
+        );
+        assert_eq!(question_line("* Which tea?").as_deref(), Some("Which tea?"));
     }
 }

@@ -239,7 +239,8 @@ fn open_loops(days: &[Day]) -> Vec<(&quire_vault::Task, &Day)> {
     let mut open = Vec::new();
     for day in ordered.iter().rev() {
         for task in &day.note.tasks {
-            if decided.insert(key(&task.text)) && !task.done {
+            // Done (`x`) and cancelled (`-`, Obsidian Tasks' status) items close a loop.
+            if decided.insert(key(&task.text)) && !task.done && task.status != '-' {
                 open.push((task, *day));
             }
         }
@@ -345,7 +346,10 @@ mod tests {
                 "- [ ] call  the plumber\n- [ ] buy rye flour\n- [ ] book train\n",
             ),
             day("2026-11-25", "- [x] Call the plumber\n- [ ] book train\n"),
-            day("2026-11-26", "- [ ] write report\n"),
+            day(
+                "2026-11-26",
+                "- [ ] write report\n- [-] renew the gym pass\n",
+            ),
         ];
         let range = DateRange::days_ending("2026-11-26".parse().unwrap(), 3);
         let text = offline_reflection(range, &days);
@@ -354,6 +358,10 @@ mod tests {
         assert!(
             loops.contains("- [ ] buy rye flour [[2026-11-24]]"),
             "{loops}"
+        );
+        assert!(
+            !loops.contains("gym pass"),
+            "a cancelled task is no open loop: {loops}"
         );
         // Carried from day to day: listed once, at the last day it is written.
         assert_eq!(loops.matches("book train").count(), 1, "{loops}");

@@ -116,6 +116,20 @@ impl<'a> Cursor<'a> {
     fn i32(&mut self) -> Result<i32, EmbedError> {
         Ok(self.u32()? as i32)
     }
+    /// A count of records of at least `bytes_each` bytes that must all fit in the rest of the
+    /// file: checked before anything is allocated for them, so a corrupt count is an error, not
+    /// an allocation of gigabytes.
+    fn count(&mut self, what: &str, bytes_each: usize) -> Result<usize, EmbedError> {
+        let n = self.usize32(what)?;
+        let left = self.data.len() - self.at;
+        if n.saturating_mul(bytes_each) > left {
+            return Err(EmbedError::Format(format!(
+                "{n} {what} do not fit in the {left} bytes left of the model file"
+            )));
+        }
+        Ok(n)
+    }
+
     fn usize32(&mut self, what: &str) -> Result<usize, EmbedError> {
         let v = self.i32()?;
         usize::try_from(v)
@@ -154,7 +168,16 @@ impl E5File {
                 layer_norm_eps: c.f32()?,
             };
             let block = c.i32()?;
+            // Shapes beyond any BERT-family encoder are a corrupt header, refused before they
+            // size anything.
+            let sane = (1..=8192).contains(&header.hidden)
+                && (1..=128).contains(&header.layers)
+                && (1..=16384 * 4).contains(&header.intermediate)
+                && (1..=2_000_000).contains(&header.vocab_rows)
+                && (3..=65536).contains(&header.max_positions)
+                && (1..=64).contains(&header.type_vocab);
             if block != 32
+                || !sane
                 || header.heads == 0
                 || !header.hidden.is_multiple_of(header.heads)
                 || !header.hidden.is_multiple_of(32)
@@ -163,7 +186,8 @@ impl E5File {
                     "unsupported model shape in E5S1 header".into(),
                 ));
             }
-            let n_pieces = c.usize32("piece count")?;
+            // Each piece has a 4-byte offset and a 4-byte score.
+            let n_pieces = c.count("pieces", 8)?;
             let bos = c.u32()?;
             let eos = c.u32()?;
             let pad = c.u32()?;
@@ -185,7 +209,8 @@ impl E5File {
                     .ok_or_else(|| EmbedError::Format("piece offsets out of range".into()))?;
                 pieces.push(String::from_utf8_lossy(bytes).into_owned());
             }
-            let n_norm = c.usize32("normalization entries")?;
+            // Each entry has a code point and a length byte.
+            let n_norm = c.count("normalization entries", 5)?;
             let _norm_bytes = c.u32()?;
             let mut normalization = HashMap::with_capacity(n_norm);
             for _ in 0..n_norm {
@@ -197,7 +222,8 @@ impl E5File {
                 }
                 normalization.insert(cp, out);
             }
-            let n_tensors = c.usize32("tensor count")?;
+            // Each tensor has a name length, a dtype, an element count and an offset.
+            let n_tensors = c.count("tensors", 15)?;
             let mut tensors = HashMap::with_capacity(n_tensors);
             for _ in 0..n_tensors {
                 let name_len = c.u16()? as usize;
@@ -326,5 +352,36 @@ mod tests {
         assert!(E5File::parse(b"E5S1\x01\0\0\0".to_vec()).is_err());
         assert!(E5File::parse(b"GGUF1234".to_vec()).is_err());
         assert!(E5File::parse(Vec::new()).is_err());
+    }
+
+    /// A header with the given shape (all counts as i32) and a piece count, nothing after it.
+    fn header(shape: [i32; 7], pieces: i32) -> Vec<u8> {
+        let mut data = b"E5S1".to_vec();
+        data.extend(1u32.to_le_bytes());
+        for n in shape {
+            data.extend(n.to_le_bytes());
+        }
+        data.extend(1e-12f32.to_le_bytes());
+        data.extend(32i32.to_le_bytes());
+        data.extend(pieces.to_le_bytes());
+        data.extend([0u8; 16 + 8]);
+        data
+    }
+
+    #[test]
+    fn corrupt_counts_are_errors_before_anything_is_allocated() {
+        let small = [384, 12, 12, 1536, 250_037, 512, 2];
+        // Two billion pieces in a 60-byte file: refused at once (no 16 GB allocation).
+        let err = E5File::parse(header(small, i32::MAX)).err().unwrap();
+        assert!(err.to_string().contains("do not fit"), "{err}");
+        // Shapes no encoder has: a billion layers, zero vocabulary rows.
+        for shape in [
+            [384, 1 << 30, 12, 1536, 250_037, 512, 2],
+            [384, 12, 12, 1536, 0, 512, 2],
+            [384, 12, 12, 1536, 250_037, 0, 2],
+        ] {
+            let err = E5File::parse(header(shape, 0)).err().unwrap();
+            assert!(err.to_string().contains("unsupported model shape"), "{err}");
+        }
     }
 }

@@ -128,7 +128,20 @@ impl RemoteEmbedder {
             HttpError::Cancelled => EmbedError::Response("cancelled".into()),
             other => EmbedError::from(other),
         })?;
-        order_and_normalise(response, texts.len(), &self.endpoint.url("embeddings"))
+        let url = self.endpoint.url("embeddings");
+        let vectors = order_and_normalise(response, texts.len(), &url)?;
+        // Every vector must have the dimension learned at connection: one of another length
+        // would be stored and then never compared (silently unsearchable).
+        if self.dimension > 0
+            && let Some(odd) = vectors.iter().find(|v| v.len() != self.dimension)
+        {
+            return Err(EmbedError::Response(format!(
+                "{url}: returned a vector of {} values, where this model's have {}",
+                odd.len(),
+                self.dimension
+            )));
+        }
+        Ok(vectors)
     }
 
     fn embed_all(&self, texts: Vec<String>) -> Result<Vec<Vec<f32>>, EmbedError> {

@@ -52,6 +52,9 @@ fn fake_server(replies: Vec<(u16, &'static str)>) -> (String, RequestLog) {
             let mut body = vec![0u8; length];
             reader.read_exact(&mut body).unwrap();
             let request: Value = serde_json::from_slice(&body).unwrap();
+            // 201 scripts a 200 whose vectors are one value short.
+            let short = status == 201;
+            let status = if short { 200 } else { status };
             let reply = if status == 200 {
                 // One vector per input: [len, 1, 0, ...], listed in reverse order.
                 let inputs = request["input"].as_array().unwrap().clone();
@@ -59,7 +62,11 @@ fn fake_server(replies: Vec<(u16, &'static str)>) -> (String, RequestLog) {
                     .iter()
                     .enumerate()
                     .rev()
-                    .map(|(i, t)| json!({"index": i, "embedding": [t.as_str().unwrap().len() as f32, 1.0, 0.0, 0.0]}))
+                    .map(|(i, t)| {
+                        let mut v = vec![t.as_str().unwrap().len() as f32, 1.0, 0.0, 0.0];
+                        v.truncate(if short { 3 } else { 4 });
+                        json!({"index": i, "embedding": v})
+                    })
                     .collect();
                 json!({"data": data, "model": request["model"]}).to_string()
             } else {
@@ -128,4 +135,17 @@ fn a_persistent_error_is_reported_not_retried_forever() {
     config.retry.max_retries = 2;
     let err = RemoteEmbedder::connect(config).err().expect("an error");
     assert!(err.to_string().contains("HTTP 429"), "{err}");
+}
+
+#[test]
+fn a_vector_of_another_length_is_an_error_not_a_silent_gap() {
+    let (url, _log) = fake_server(vec![(200, ""), (201, "")]);
+    let embedder = RemoteEmbedder::connect(RemoteConfig::new(url, "m")).unwrap();
+    assert_eq!(embedder.space().dimension, 4);
+    let err = embedder.embed_passages(&["a"]).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("a vector of 3 values, where this model's have 4"),
+        "{err}"
+    );
 }

@@ -402,7 +402,13 @@ impl Searcher {
         let embedder = self.embedder("similar notes")?;
         let centroids = self.matrix(embedder)?.note_centroids();
         let Some((_, own)) = centroids.iter().find(|(p, _)| p == path) else {
-            return Err(SearchError::NoNote(path.to_string()));
+            // In the index but without vectors (not embedded yet), or not in the index at all.
+            return Err(match self.store.note_title(path)? {
+                Some(_) => SearchError::NoEmbeddings(format!(
+                    "{path} has no vectors yet: run `quire index` with the embedding model to embed it"
+                )),
+                None => SearchError::NoNote(path.to_string()),
+            });
         };
         let Some(own) = own else {
             return Err(SearchError::NoEmbeddings(format!(

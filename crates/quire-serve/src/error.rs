@@ -73,9 +73,6 @@ pub enum ServeError {
     /// The index directory could not be created or its watcher's lock taken.
     #[error(transparent)]
     Index(#[from] IndexError),
-    /// A vault could not be opened or read.
-    #[error(transparent)]
-    Vault(#[from] VaultError),
     /// The vault's running state could not start: the vault, a thread or the watcher.
     #[error(transparent)]
     Live(#[from] quire_app::StartError),

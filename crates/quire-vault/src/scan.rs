@@ -28,6 +28,9 @@ pub struct ScanOptions {
     pub skip_dirs: Vec<PathBuf>,
 }
 
+/// Bytes in a mebibyte: sizes and the size cap (`max_file_mb`) are in MiB.
+const MIB: f64 = 1024.0 * 1024.0;
+
 /// The default [`ScanOptions::max_file_bytes`]: 5 MiB.
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 5 * 1024 * 1024;
 
@@ -117,9 +120,9 @@ impl std::fmt::Display for SkipReason {
             SkipReason::Binary => write!(f, "binary file (contains NUL bytes)"),
             SkipReason::TooLarge { bytes, limit } => write!(
                 f,
-                "larger than the size cap ({:.1} MB > {:.1} MB)",
-                *bytes as f64 / 1e6,
-                *limit as f64 / 1e6
+                "larger than the size cap ({:.1} MiB > {:.1} MiB)",
+                *bytes as f64 / MIB,
+                *limit as f64 / MIB
             ),
             SkipReason::BadFileName => write!(f, "file name is not valid UTF-8"),
             SkipReason::NotAFile { file_type } => {

@@ -56,12 +56,21 @@ impl VaultSettings {
             });
         }
         let config = VaultConfig::load(&canonical)?;
+        let configured = match config.vault.max_file_mb {
+            Some(mb) if !(mb.is_finite() && mb > 0.0) => {
+                return Err(VaultError::Config {
+                    path: canonical.join(".quire/config.toml"),
+                    message: format!(
+                        "max_file_mb must be a positive number of MiB, not {mb} (a cap of 0 would skip every note)"
+                    ),
+                });
+            }
+            Some(mb) => Some((mb * 1024.0 * 1024.0) as u64),
+            None => None,
+        };
         let max_file_bytes = options
             .max_file_bytes
-            .or(config
-                .vault
-                .max_file_mb
-                .map(|mb| (mb * 1024.0 * 1024.0) as u64))
+            .or(configured)
             .unwrap_or(crate::scan::DEFAULT_MAX_FILE_BYTES);
         let scan = ScanOptions {
             include: [config.vault.include.clone(), options.include.clone()].concat(),
@@ -229,10 +238,47 @@ pub fn check_confined(query: &str) -> Result<(), VaultError> {
     let refused = query.contains('\0')
         || query.starts_with('/')
         || query.starts_with('\\')
-        || query.chars().nth(1) == Some(':')
+        || is_drive_prefix(query)
         || query.split(['/', '\\']).any(|part| part == "..");
     if refused {
         return Err(VaultError::OutsideVault(query.to_string()));
     }
     Ok(())
+}
+
+/// `C:`, `C:\…` or `C:/…`: a Windows drive, outside any vault. A note named `Q: ideas.md` is not
+/// one.
+fn is_drive_prefix(query: &str) -> bool {
+    let mut chars = query.chars();
+    matches!(
+        (chars.next(), chars.next(), chars.next()),
+        (Some(letter), Some(':'), None | Some('/' | '\\')) if letter.is_ascii_alphabetic()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_colon_is_a_drive_only_after_one_letter_at_the_start() {
+        for outside in [
+            "C:",
+            "C:\\Windows",
+            "d:/notes/x.md",
+            "/etc/passwd",
+            "a/../../b",
+            "\\x",
+        ] {
+            assert!(check_confined(outside).is_err(), "{outside}");
+        }
+        for inside in [
+            "Q: ideas.md",
+            "Meeting: plans.md",
+            "Projects/C: notes.md",
+            "a/b.md",
+        ] {
+            assert!(check_confined(inside).is_ok(), "{inside}");
+        }
+    }
 }

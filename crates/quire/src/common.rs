@@ -25,6 +25,7 @@ pub(crate) fn open_options(cli: &Cli) -> OpenOptions {
     OpenOptions {
         include: cli.include.clone(),
         exclude: cli.exclude.clone(),
+        // Checked by clap (`parse_size_cap`): finite and positive.
         max_file_bytes: cli.max_file_mb.map(|mb| (mb * 1024.0 * 1024.0) as u64),
         skip_dirs: Vec::new(),
     }

@@ -47,8 +47,8 @@ struct Cli {
     /// Skip notes matching this glob (repeatable; adds to the config's `exclude`).
     #[arg(long, global = true)]
     exclude: Vec<String>,
-    /// Skip notes larger than this many megabytes (default 5, or the config's `max_file_mb`).
-    #[arg(long, global = true)]
+    /// Skip notes larger than this many MiB (default 5, or the config's `max_file_mb`).
+    #[arg(long, global = true, value_parser = parse_size_cap)]
     max_file_mb: Option<f64>,
     /// Where the index lives (default: a per-user data directory keyed by the vault's path).
     #[arg(long, global = true, env = "QUIRE_INDEX_DIR")]
@@ -220,6 +220,14 @@ fn main() -> ExitCode {
         return ExitCode::from(EXIT_ERROR);
     }
     code
+}
+
+/// `--max-file-mb`: a positive, finite number of MiB (0 or less would skip every note).
+fn parse_size_cap(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(mb) if mb.is_finite() && mb > 0.0 => Ok(mb),
+        _ => Err(format!("`{text}` is not a positive number of MiB")),
+    }
 }
 
 /// Runs one command; its output goes to `out` (printed once at the end).

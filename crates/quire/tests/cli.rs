@@ -283,7 +283,7 @@ fn bad_input_is_skipped_with_a_reason_never_a_panic() {
     assert!(
         messages
             .iter()
-            .any(|m| m.contains("larger than the size cap (21.0 MB > 5.2 MB)")),
+            .any(|m| m.contains("larger than the size cap (20.0 MiB > 5.0 MiB)")),
         "{messages:?}"
     );
     let warnings = v["warnings"].as_array().unwrap();
