@@ -52,6 +52,17 @@ pub struct SearchNotesArgs {
     /// Only notes with this tag or a tag nested under it, without `#`: `project` also matches
     /// `project/alpha`.
     pub tag: Option<String>,
+    /// Only notes whose frontmatter passes every condition: `status=done`, `rating>=7`,
+    /// `created<2024-01-01`, `tags~travel` (`=`, `!=`, `<`, `<=`, `>`, `>=`, `~` contains;
+    /// dates and numbers compare as such).
+    #[serde(rename = "where")]
+    #[schemars(rename = "where")]
+    pub conditions: Option<Vec<String>>,
+    /// Only notes dated on or after this day, `YYYY-MM-DD` (the `date`/`created` property or a
+    /// daily note's file name).
+    pub since: Option<String>,
+    /// Only notes dated on or before this day, `YYYY-MM-DD`.
+    pub until: Option<String>,
 }
 
 /// The arguments of `get_note`.

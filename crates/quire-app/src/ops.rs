@@ -57,6 +57,48 @@ pub fn call(
     Ok(fit_result(value, MAX_RESULT_BYTES))
 }
 
+/// The most `where` conditions a search takes.
+pub const MAX_CONDITIONS: usize = 8;
+
+/// A search filter from what a face received (empty folder and tag mean none); the message
+/// says what is wrong with a condition or a date.
+pub fn search_filter(
+    folder: Option<String>,
+    tag: Option<String>,
+    conditions: &[String],
+    since: Option<String>,
+    until: Option<String>,
+) -> Result<Filter, String> {
+    if conditions.len() > MAX_CONDITIONS {
+        return Err(format!(
+            "at most {MAX_CONDITIONS} `where` conditions, not {}",
+            conditions.len()
+        ));
+    }
+    let day = |name: &str, value: Option<String>| -> Result<Option<String>, String> {
+        match value
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+        {
+            None => Ok(None),
+            Some(v) if v.len() == 10 && quire_index::filter::date_prefix(&v).is_some() => {
+                Ok(Some(v))
+            }
+            Some(v) => Err(format!("`{name}` must be a day, YYYY-MM-DD, not `{v}`")),
+        }
+    };
+    Ok(Filter {
+        folder: folder.filter(|f| !f.trim_matches('/').is_empty()),
+        tag: tag.filter(|t| !t.trim_start_matches('#').is_empty()),
+        conditions: conditions
+            .iter()
+            .map(|c| quire_index::filter::Condition::parse(c))
+            .collect::<Result<_, _>>()?,
+        since: day("since", since)?,
+        until: day("until", until)?,
+    })
+}
+
 /// `search_notes`: notes ranked for a query, each with its best sections (also `quire serve`'s search).
 pub fn search_notes(live: &Live, args: SearchNotesArgs) -> Result<Json, AppError> {
     args.check(SEARCH_NOTES)?;
@@ -73,10 +115,14 @@ pub fn search_notes(live: &Live, args: SearchNotesArgs) -> Result<Json, AppError
         Some(mode) => mode.into(),
         None => searcher.default_mode()?,
     };
-    request.filter = Filter {
-        folder: args.folder.filter(|f| !f.trim_matches('/').is_empty()),
-        tag: args.tag.filter(|t| !t.is_empty()),
-    };
+    request.filter = search_filter(
+        args.folder,
+        args.tag,
+        args.conditions.as_deref().unwrap_or_default(),
+        args.since,
+        args.until,
+    )
+    .map_err(|message| AppError::bad_arguments(SEARCH_NOTES, message))?;
     let results = searcher.search(&request)?;
     let mut value = serde_json::to_value(&results).unwrap_or_default();
     value["hint"] = if results.results.is_empty() {

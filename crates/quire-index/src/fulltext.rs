@@ -65,6 +65,20 @@ pub struct Filter {
     pub folder: Option<String>,
     /// Only notes with this tag (or a tag below it).
     pub tag: Option<String>,
+    /// Only notes whose properties pass all of these (checked against the store by the
+    /// searcher, not by the full-text index).
+    pub conditions: Vec<crate::filter::Condition>,
+    /// Only notes dated on or after this day (`YYYY-MM-DD`; see [`crate::filter::note_date`]).
+    pub since: Option<String>,
+    /// Only notes dated on or before this day.
+    pub until: Option<String>,
+}
+
+impl Filter {
+    /// Whether it has conditions the full-text index cannot check (properties, dates).
+    pub fn needs_store(&self) -> bool {
+        !self.conditions.is_empty() || self.since.is_some() || self.until.is_some()
+    }
 }
 
 /// One BM25 hit.

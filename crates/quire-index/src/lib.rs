@@ -20,6 +20,7 @@
 
 pub mod analyzer;
 pub mod error;
+pub mod filter;
 pub mod fulltext;
 pub mod lock;
 pub mod store;

@@ -241,6 +241,11 @@ impl Store {
         rows.collect::<Result<_, _>>().map_err(db_err)
     }
 
+    /// Every note's properties, as (path, JSON object text).
+    pub fn properties(&self) -> Result<Vec<(String, String)>, IndexError> {
+        self.string_pairs("SELECT path, properties FROM notes")
+    }
+
     /// The `type` property of every note that has a string one.
     pub fn note_types(&self) -> Result<std::collections::HashMap<String, String>, IndexError> {
         let mut stmt = self

@@ -220,7 +220,7 @@ fn filters_and_scripts_without_spaces_are_searchable() {
         "run",
         Filter {
             folder: Some("Journal".into()),
-            tag: None,
+            ..Filter::default()
         },
     );
     assert!(
@@ -230,8 +230,8 @@ fn filters_and_scripts_without_spaces_are_searchable() {
     let tagged = paths(
         "homelab",
         Filter {
-            folder: None,
             tag: Some("project".into()),
+            ..Filter::default()
         },
     );
     assert!(!tagged.is_empty());

@@ -367,9 +367,10 @@ impl Searcher {
 
     /// The notes a filter lets through (`None`: no filter).
     fn filter_paths(&self, filter: &Filter) -> Result<Option<HashSet<String>>, SearchError> {
-        if filter.folder.is_none() && filter.tag.is_none() {
+        if filter.folder.is_none() && filter.tag.is_none() && !filter.needs_store() {
             return Ok(None);
         }
+        let passes = self.property_paths(filter)?;
         let folder = filter
             .folder
             .as_ref()
@@ -393,8 +394,34 @@ impl Searcher {
                 .map(|n| n.path)
                 .filter(|p| folder.as_ref().is_none_or(|f| p.starts_with(f.as_str())))
                 .filter(|p| tag.is_none() || tagged.contains(p))
+                .filter(|p| passes.as_ref().is_none_or(|set| set.contains(p)))
                 .collect(),
         ))
+    }
+
+    /// The notes whose properties and date pass `filter`'s conditions (`None`: it has none).
+    fn property_paths(&self, filter: &Filter) -> Result<Option<HashSet<String>>, SearchError> {
+        if !filter.needs_store() {
+            return Ok(None);
+        }
+        let mut passing = HashSet::new();
+        for (path, properties) in self.store.properties()? {
+            let properties: serde_json::Value =
+                serde_json::from_str(&properties).unwrap_or_default();
+            let dated = quire_index::filter::note_date(&path, &properties);
+            let in_range = match (&filter.since, &filter.until, dated) {
+                (None, None, _) => true,
+                (_, _, None) => false,
+                (since, until, Some(day)) => {
+                    since.as_deref().is_none_or(|s| day >= s)
+                        && until.as_deref().is_none_or(|u| day <= u)
+                }
+            };
+            if in_range && filter.conditions.iter().all(|c| c.matches(&properties)) {
+                passing.insert(path);
+            }
+        }
+        Ok(Some(passing))
     }
 
     /// Notes most similar to `path` (no new embedding calls: note vectors come from the index).
@@ -473,11 +500,21 @@ impl Searcher {
     pub fn search(&self, request: &SearchRequest) -> Result<SearchResults, SearchError> {
         // Enough chunks that k notes survive grouping.
         let want = (request.k * request.sections_per_note * 4).clamp(20, 1000);
+        // Property and date conditions are checked against the store: the full-text index
+        // returns more hits, and those of other notes are dropped.
+        let allowed = self.property_paths(&request.filter)?;
         let bm25 = || -> Result<Vec<(ChunkKey, f32)>, SearchError> {
+            let k = if allowed.is_some() {
+                want.max(2000)
+            } else {
+                want
+            };
             Ok(self
                 .fulltext
-                .search(&request.query, want, &request.filter, request.boosts)?
+                .search(&request.query, k, &request.filter, request.boosts)?
                 .into_iter()
+                .filter(|h| allowed.as_ref().is_none_or(|set| set.contains(&h.path)))
+                .take(want)
                 .filter_map(|h| Some((ChunkKey::decode(&h.key)?, h.score)))
                 .collect())
         };

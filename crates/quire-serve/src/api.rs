@@ -16,7 +16,6 @@ use quire_app::limits::{
 };
 use quire_app::resolve::check_request_path;
 use quire_app::{fit_result, ops as tools};
-use quire_index::Filter;
 use quire_search::{Mode, SearchRequest};
 use serde_json::{Value, json};
 
@@ -46,6 +45,17 @@ pub(crate) fn params(query: Result<Query<Params>, QueryRejection>) -> Result<Par
     query
         .map(|Query(params)| params)
         .map_err(|e| ApiError::bad_request(format!("bad query string: {}", e.body_text())))
+}
+
+/// Every `where` parameter (it may repeat), each at most [`MAX_PARAM_CHARS`] characters.
+fn where_params(list: &[(String, String)]) -> Result<Vec<String>, ApiError> {
+    list.iter()
+        .filter(|(name, value)| name == "where" && !value.trim().is_empty())
+        .map(|(_, value)| {
+            check_length("where", value, MAX_PARAM_CHARS).map_err(ApiError::bad_request)?;
+            Ok(value.trim().to_string())
+        })
+        .collect()
 }
 
 /// An optional text parameter, trimmed, empty as absent, at most `max` characters.
@@ -112,9 +122,12 @@ pub(crate) async fn method_not_allowed() -> ApiError {
 
 pub(crate) async fn search(
     State(state): State<Arc<AppState>>,
-    query: Result<Query<Params>, QueryRejection>,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> Result<Json<Value>, ApiError> {
-    let params = params(query)?;
+    let params_list = query
+        .map(|Query(list)| list)
+        .map_err(|e| ApiError::bad_request(format!("bad query string: {}", e.body_text())))?;
+    let params: Params = params_list.iter().cloned().collect();
     let q = text_param(&params, "q", MAX_QUERY_CHARS)?
         .ok_or_else(|| ApiError::bad_request("`q` (the query) is missing or empty"))?;
     let k = count_param(&params, "k", 10)?;
@@ -124,11 +137,16 @@ pub(crate) async fn search(
             .map(String::as_str)
             .filter(|m| !m.is_empty()),
     )?;
-    let filter = Filter {
-        folder: text_param(&params, "folder", MAX_PARAM_CHARS)?
-            .filter(|f| !f.trim_matches('/').is_empty()),
-        tag: text_param(&params, "tag", MAX_PARAM_CHARS)?,
-    };
+    // `where` may repeat: `?where=status%3Ddone&where=rating%3E%3D7`.
+    let conditions = where_params(&params_list)?;
+    let filter = quire_app::ops::search_filter(
+        text_param(&params, "folder", MAX_PARAM_CHARS)?,
+        text_param(&params, "tag", MAX_PARAM_CHARS)?,
+        &conditions,
+        text_param(&params, "since", MAX_PARAM_CHARS)?,
+        text_param(&params, "until", MAX_PARAM_CHARS)?,
+    )
+    .map_err(ApiError::bad_request)?;
     blocking(move || {
         let searcher = state.live.searcher(INDEX_WAIT)?;
         let searcher = searcher.lock().unwrap_or_else(|e| e.into_inner());

@@ -164,6 +164,18 @@ enum Command {
         /// Only notes with this tag (or a tag below it).
         #[arg(long)]
         tag: Option<String>,
+        /// Only notes whose frontmatter passes this condition (repeatable): `status=done`,
+        /// `rating>=7`, `created<2024-01-01`, `tags~travel` (`=`, `!=`, `<`, `<=`, `>`, `>=`,
+        /// `~` contains; dates and numbers compare as such; a list matches by any item).
+        #[arg(long = "where", value_name = "KEY OP VALUE")]
+        conditions: Vec<String>,
+        /// Only notes dated on or after this day (YYYY-MM-DD): the `date` or `created` property,
+        /// or a daily note's file name.
+        #[arg(long)]
+        since: Option<String>,
+        /// Only notes dated on or before this day (YYYY-MM-DD).
+        #[arg(long)]
+        until: Option<String>,
     },
     /// Notes most similar to NOTE (from the index's vectors; no new embedding calls).
     Similar {
@@ -280,6 +292,9 @@ fn run(cli: &Cli, out: &mut String) -> Result<ExitCode> {
             mode,
             folder,
             tag,
+            conditions,
+            since,
+            until,
         } => search::search(
             cli,
             search::SearchFlags {
@@ -288,6 +303,9 @@ fn run(cli: &Cli, out: &mut String) -> Result<ExitCode> {
                 mode: *mode,
                 folder: folder.as_deref(),
                 tag: tag.as_deref(),
+                conditions,
+                since: since.as_deref(),
+                until: until.as_deref(),
             },
             out,
         ),

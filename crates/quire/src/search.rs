@@ -5,7 +5,6 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use quire_index::Filter;
 use quire_search::{Mode, SearchRequest, SearchResults};
 use serde_json::json;
 
@@ -21,6 +20,9 @@ pub(crate) struct SearchFlags<'a> {
     pub mode: Option<Mode>,
     pub folder: Option<&'a str>,
     pub tag: Option<&'a str>,
+    pub conditions: &'a [String],
+    pub since: Option<&'a str>,
+    pub until: Option<&'a str>,
 }
 
 pub(crate) fn search(cli: &Cli, flags: SearchFlags<'_>, out: &mut String) -> Result<ExitCode> {
@@ -36,10 +38,14 @@ pub(crate) fn search(cli: &Cli, flags: SearchFlags<'_>, out: &mut String) -> Res
         Some(mode) => mode,
         None => searcher.default_mode()?,
     };
-    request.filter = Filter {
-        folder: flags.folder.map(str::to_string),
-        tag: flags.tag.map(str::to_string),
-    };
+    request.filter = quire_app::ops::search_filter(
+        flags.folder.map(str::to_string),
+        flags.tag.map(str::to_string),
+        flags.conditions,
+        flags.since.map(str::to_string),
+        flags.until.map(str::to_string),
+    )
+    .map_err(|message| anyhow::anyhow!(message))?;
     let results = searcher.search(&request)?;
     if cli.json {
         print_json(out, &results);

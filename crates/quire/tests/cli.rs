@@ -660,3 +660,89 @@ fn similar_without_embeddings_says_why_without_a_wrong_flag() {
         "similar has no --mode: {stderr}"
     );
 }
+
+#[test]
+fn search_filters_by_properties_and_dates() {
+    // The sample vault's notes carry `type`, `status` and `created`; its daily notes are dated
+    // by their file names.
+    let vault = sample_vault();
+    let dir = tempfile::tempdir().unwrap();
+    let index = dir.path().join("index");
+    let quire = || quire_testkit::quire(env!("CARGO_BIN_EXE_quire"), &vault, &index);
+    quire_testkit::ok(&quire().arg("index").output().unwrap());
+    let paths = |args: &[&str]| -> Vec<String> {
+        let v = quire_testkit::json(
+            &quire()
+                .args(["--json", "search"])
+                .args(args)
+                .output()
+                .unwrap(),
+        );
+        v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["path"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let projects = paths(&["project", "-k", "50", "--where", "type=project"]);
+    assert!(projects.len() >= 4, "{projects:?}");
+    for p in &projects {
+        let text = fs::read_to_string(vault.join(p)).unwrap();
+        assert!(text.contains("\ntype: project\n"), "{p} is not a project");
+    }
+    // Every project of the sample vault is active.
+    let active = paths(&[
+        "project",
+        "-k",
+        "50",
+        "--where",
+        "type=project",
+        "--where",
+        "status=active",
+    ]);
+    assert_eq!(active, projects);
+    let inactive = paths(&[
+        "project",
+        "-k",
+        "50",
+        "--where",
+        "type=project",
+        "--where",
+        "status!=active",
+    ]);
+    assert!(inactive.is_empty(), "{inactive:?}");
+    let days = paths(&[
+        "run",
+        "-k",
+        "50",
+        "--since",
+        "2026-11-20",
+        "--until",
+        "2026-11-22",
+    ]);
+    assert!(!days.is_empty());
+    for p in &days {
+        let day = p.trim_start_matches("Journal/").trim_end_matches(".md");
+        assert!(
+            p.starts_with("Journal/") && ("2026-11-20"..="2026-11-22").contains(&day),
+            "{days:?}"
+        );
+    }
+    let created = paths(&["notes", "-k", "50", "--where", "created>=2026-10-20"]);
+    assert!(!created.is_empty());
+    assert!(
+        !created.contains(&"Areas/Writing Habits.md".to_string()),
+        "{created:?}"
+    );
+    // Mistakes are refused with what is wrong.
+    for (args, says) in [
+        (vec!["x", "--where", "status"], "expected KEY=VALUE"),
+        (vec!["x", "--since", "November"], "YYYY-MM-DD"),
+    ] {
+        let out = quire().arg("search").args(&args).output().unwrap();
+        assert!(!out.status.success());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
+}

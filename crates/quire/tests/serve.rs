@@ -265,6 +265,32 @@ fn the_api_answers_search_notes_outlines_related_notes_and_status() {
     assert!(related["similar_unavailable"].is_string(), "{related}");
     assert!(related["backlinks"].is_array());
 
+    // Filters by frontmatter (`where` repeats) and by date.
+    let filtered = get_ok(&format!(
+        "{base}/api/search?q=project&k=20&where=type%3Dproject&where=status%3Dactive"
+    ));
+    let hits = filtered["results"].as_array().unwrap();
+    assert!(hits.len() >= 4, "{filtered}");
+    for hit in hits {
+        let text = fs::read_to_string(f.vault.join(hit["path"].as_str().unwrap())).unwrap();
+        assert!(text.contains("\ntype: project\n"), "{hit}");
+    }
+    let dated = get_ok(&format!(
+        "{base}/api/search?q=run&k=20&since=2026-11-20&until=2026-11-22"
+    ));
+    for hit in dated["results"].as_array().unwrap() {
+        let path = hit["path"].as_str().unwrap();
+        assert!(
+            [
+                "Journal/2026-11-20.md",
+                "Journal/2026-11-21.md",
+                "Journal/2026-11-22.md"
+            ]
+            .contains(&path),
+            "{path}"
+        );
+    }
+
     // The OpenAPI document describes every route.
     let openapi = get_ok(&format!("{base}/api/openapi.json"));
     assert_eq!(openapi["openapi"], "3.1.0");
@@ -288,6 +314,8 @@ fn the_api_answers_search_notes_outlines_related_notes_and_status() {
         ("/api/search?q=x&k=51", "bad_request"),
         ("/api/search?q=x&k=two", "bad_request"),
         ("/api/search?q=x&mode=psychic", "bad_request"),
+        ("/api/search?q=x&where=status", "bad_request"),
+        ("/api/search?q=x&since=yesterday", "bad_request"),
         ("/api/notes/No%20such%20note.md", "note_not_found"),
         ("/api/notes/Home.md?lines=9999", "bad_request"),
         ("/api/nothing/here", "not_found"),
