@@ -111,7 +111,7 @@ async def check_everything(session: ClientSession, vault: Path, checks: Checks) 
         by_name = {t.name: t for t in tools}
         search = by_name["search_notes"].input_schema
         assert search["required"] == ["query"], search
-        assert set(search["properties"]) == {"query", "k", "mode", "folder", "tag"}, search
+        assert set(search["properties"]) == {"query", "k", "mode", "folder", "tag", "where", "since", "until"}, search
         assert "path" in by_name["get_note"].input_schema["required"]
 
     await checks.run("tools/list: six tools, each with an input schema", list_tools)
@@ -142,8 +142,12 @@ async def check_everything(session: ClientSession, vault: Path, checks: Checks) 
         assert [r["path"] for r in tagged["results"]] == ["Notes/Enceladus Geysers Potential Causes.md"], tagged
         nothing = await call(session, "search_notes", {"query": "zzqxv unlikelyword"})
         assert nothing["results"] == [] and "hint" in nothing
+        concepts = await call(session, "search_notes", {"query": "concept", "where": ["document_type=concept"], "k": 20})
+        assert concepts["results"], concepts
+        for r in concepts["results"]:
+            assert "document_type: concept" in (vault / r["path"]).read_text(), r["path"]
 
-    await checks.run("search_notes filters by folder and tag", search_filters)
+    await checks.run("search_notes filters by folder, tag and frontmatter", search_filters)
 
     async def get_note() -> None:
         whole = await call(session, "get_note", {"path": "Notes/Enceladus Ice Thickness"})
