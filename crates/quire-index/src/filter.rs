@@ -8,6 +8,8 @@
 //! when one of its items does (`!=`: when none equals). A link value (`"[[Board games]]"`)
 //! compares by its target's name. A note without the property matches only `!=`.
 
+use std::cmp::Ordering;
+
 use serde_json::Value;
 
 /// How a property is compared with a condition's value.
@@ -109,8 +111,6 @@ impl Condition {
         }
     }
 }
-
-use std::cmp::Ordering;
 
 /// A scalar property value as text; a link by its target's name.
 fn scalar(value: &Value) -> Option<String> {

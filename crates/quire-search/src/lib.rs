@@ -215,6 +215,9 @@ pub struct Searcher {
     fulltext: FullText,
     embedder: Option<Arc<dyn Embedder>>,
     vectors: OnceLock<vectors::VectorMatrix>,
+    /// The last query embedded, with its vector: the ask flow searches a question and then
+    /// compares it with its passages, and embeds it once for both.
+    last_query: std::sync::Mutex<Option<(String, Vec<f32>)>>,
 }
 
 impl Searcher {
@@ -245,6 +248,7 @@ impl Searcher {
             fulltext,
             embedder: None,
             vectors: OnceLock::new(),
+            last_query: std::sync::Mutex::new(None),
         })
     }
 
@@ -313,7 +317,7 @@ impl Searcher {
         let Ok(embedder) = self.embedder("comparing passages") else {
             return Ok(Vec::new());
         };
-        let query = embedder.embed_query(query)?;
+        let query = self.query_vector(embedder, query)?;
         let matrix = self.matrix(embedder)?;
         let rows: HashMap<(&str, &str), usize> = matrix
             .keys
@@ -344,21 +348,32 @@ impl Searcher {
         }))
     }
 
-    /// Chunk keys ranked by vector similarity, filters applied.
+    /// `text`'s query vector, embedded once for consecutive calls with the same text.
+    fn query_vector(&self, embedder: &dyn Embedder, text: &str) -> Result<Vec<f32>, SearchError> {
+        let mut last = self.last_query.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((cached, vector)) = last.as_ref()
+            && cached == text
+        {
+            return Ok(vector.clone());
+        }
+        let vector = embedder.embed_query(text)?;
+        *last = Some((text.to_string(), vector.clone()));
+        Ok(vector)
+    }
+
+    /// Chunk keys ranked by vector similarity among the notes `allowed` (all when `None`).
     fn vector_ranking(
         &self,
         request: &SearchRequest,
         want: usize,
+        allowed: Option<&HashSet<String>>,
     ) -> Result<Vec<(ChunkKey, f32)>, SearchError> {
         let embedder = self.embedder("vector search")?;
-        let query = embedder.embed_query(&request.query)?;
+        let query = self.query_vector(embedder, &request.query)?;
         let matrix = self.matrix(embedder)?;
-        let allowed = self.filter_paths(&request.filter)?;
-        let scores = matrix.scores(&query).filter(|(i, _)| {
-            allowed
-                .as_ref()
-                .is_none_or(|set| set.contains(&matrix.keys[*i].0))
-        });
+        let scores = matrix
+            .scores(&query)
+            .filter(|(i, _)| allowed.is_none_or(|set| set.contains(&matrix.keys[*i].0)));
         Ok(vectors::top_k(scores, want)
             .into_iter()
             .map(|(i, score)| (ChunkKey::new(&matrix.keys[i].0, &matrix.keys[i].1), score))
@@ -500,11 +515,16 @@ impl Searcher {
     pub fn search(&self, request: &SearchRequest) -> Result<SearchResults, SearchError> {
         // Enough chunks that k notes survive grouping.
         let want = (request.k * request.sections_per_note * 4).clamp(20, 1000);
-        // Property and date conditions are checked against the store: the full-text index
-        // returns more hits, and those of other notes are dropped.
-        let allowed = self.property_paths(&request.filter)?;
+        // The notes the filter lets through, computed once for both retrievers. Folder and tag
+        // are also in the full-text query; property and date conditions only in this set, so
+        // the full-text index returns more hits and those of other notes are dropped.
+        let allowed = if request.mode == Mode::Bm25 && !request.filter.needs_store() {
+            None
+        } else {
+            self.filter_paths(&request.filter)?
+        };
         let bm25 = || -> Result<Vec<(ChunkKey, f32)>, SearchError> {
-            let k = if allowed.is_some() {
+            let k = if request.filter.needs_store() {
                 want.max(2000)
             } else {
                 want
@@ -520,11 +540,11 @@ impl Searcher {
         };
         let ranked: Vec<(ChunkKey, f32)> = match request.mode {
             Mode::Bm25 => bm25()?,
-            Mode::Vector => self.vector_ranking(request, want)?,
+            Mode::Vector => self.vector_ranking(request, want, allowed.as_ref())?,
             Mode::Hybrid => {
                 let lexical: Vec<ChunkKey> = bm25()?.into_iter().map(|(k, _)| k).collect();
                 let semantic: Vec<ChunkKey> = self
-                    .vector_ranking(request, want)?
+                    .vector_ranking(request, want, allowed.as_ref())?
                     .into_iter()
                     .map(|(k, _)| k)
                     .collect();

@@ -226,9 +226,12 @@ pub fn chunk_note_bounded(
     (chunks, truncated)
 }
 
-/// The id of every note's card.
-pub fn card_id() -> String {
-    blake3::hash(format!("{CARD_KEY}\u{1e}0").as_bytes()).to_hex()[..16].to_string()
+/// The id of every note's card (computed once).
+pub fn card_id() -> &'static str {
+    static ID: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        blake3::hash(format!("{CARD_KEY}\u{1e}0").as_bytes()).to_hex()[..16].to_string()
+    });
+    &ID
 }
 
 impl Chunk {
@@ -272,7 +275,7 @@ fn card(note: &Note, index: &LineIndex, counter: &dyn TokenCounter) -> Option<Ch
         .line_start(note.body_start_line)
         .min(note.source.len());
     Some(Chunk {
-        id: card_id(),
+        id: card_id().to_string(),
         note_path: note.path.clone(),
         heading_path: Vec::new(),
         ordinal: 0,
