@@ -18,7 +18,8 @@ use std::path::{Path, PathBuf};
 
 use quire_llm::{CancelToken, ChatModel, ChatRequest};
 use quire_vault::atomic;
-use quire_vault::lines::LineIndex;
+/// The note's text with a draft put under its heading (the one pure edit, shared with proposals).
+pub use quire_vault::edit::insert_under_heading as splice_draft;
 use quire_vault::{Heading, Note, Outline};
 use serde::Serialize;
 
@@ -364,63 +365,6 @@ fn backup_path(backup_dir: &Path, note_path: &str) -> PathBuf {
         n += 1;
     }
     folder.join(note_path)
-}
-
-/// The note's text with `draft` inserted, and the draft's first line. Pure.
-///
-/// Under an existing heading the draft goes after the section's last non-blank line, separated
-/// by a blank line, so the section's text stays before it and the next heading after it. A
-/// missing heading is appended at the end with the draft under it. Every other byte is kept,
-/// and the draft takes the file's line breaks (`\r\n` if the file uses them).
-pub fn splice_draft(
-    text: &str,
-    section: Option<&Heading>,
-    level: u8,
-    heading: &str,
-    draft: &str,
-) -> (String, usize) {
-    let eol = if text.contains("\r\n") { "\r\n" } else { "\n" };
-    let body = draft.trim().lines().collect::<Vec<_>>().join(eol);
-    // Line numbers count from after a byte-order mark, as the parser's do.
-    let bom = if text.starts_with('\u{feff}') { 3 } else { 0 };
-    let source = &text[bom..];
-    let lines = LineIndex::new(source);
-    let (at, insertion, draft_from) = match section {
-        Some(h) => {
-            let blank = |n: usize| {
-                lines
-                    .span(source, n, n)
-                    .is_none_or(|r| source[r].trim().is_empty())
-            };
-            let mut last = h.end_line.min(lines.line_count()).max(h.line);
-            while last > h.line && blank(last) {
-                last -= 1;
-            }
-            let at = bom + lines.line_end(source, last);
-            let lead = format!("{eol}{eol}");
-            (at, format!("{lead}{body}"), lead.len())
-        }
-        None => {
-            let mut lead = String::new();
-            if !source.is_empty() && !source.ends_with(['\n', '\r']) {
-                lead.push_str(eol);
-            }
-            if !source.trim().is_empty() {
-                lead.push_str(eol);
-            }
-            lead.push_str(&format!(
-                "{} {heading}{eol}{eol}",
-                "#".repeat(level.clamp(1, 6) as usize)
-            ));
-            (text.len(), format!("{lead}{body}{eol}"), lead.len())
-        }
-    };
-    let mut new_text = String::with_capacity(text.len() + insertion.len());
-    new_text.push_str(&text[..at]);
-    new_text.push_str(&insertion);
-    new_text.push_str(&text[at..]);
-    let line = LineIndex::new(&new_text[bom..]).line_of(at - bom + draft_from);
-    (new_text, line)
 }
 
 #[cfg(test)]

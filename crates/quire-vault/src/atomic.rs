@@ -13,6 +13,12 @@
 //!   file or the new one, never a mix.
 //!
 //! [`write_new`] is for files that must not exist yet (backups): `O_EXCL`, no link followed.
+//!
+//! A write of several files in one go (a proposal) splits [`write_atomic`] in two:
+//! [`stage_beside`] writes and syncs each new content under a random dot-name beside its target
+//! and keeps it (a journal names it, so it survives a crash), and [`commit_staged`] renames it
+//! over the target (or, for a file that must be new, links it there without replacing
+//! anything) with the same checks.
 
 use std::fs::{self, File};
 use std::io::{Read, Write};
@@ -70,31 +76,8 @@ pub fn write_atomic_checked<E: From<WriteError>>(
     bytes: &[u8],
     before_commit: impl FnOnce() -> Result<(), E>,
 ) -> Result<(), E> {
-    let existing = check_target(path)?;
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    // A dot-name, so a scan running meanwhile never reads it as a note.
-    let mut temp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".quire-tmp")
-        .rand_bytes(10)
-        .tempfile_in(dir)
-        .map_err(io(dir))?;
+    let temp = synced_temp_beside(path, bytes, ".quire-tmp")?;
     let temp_path = temp.path().to_path_buf();
-    temp.write_all(bytes).map_err(io(&temp_path))?;
-    if let Some(meta) = &existing {
-        // Through the handle (fchmod), never the path.
-        temp.as_file()
-            .set_permissions(meta.permissions())
-            .map_err(io(&temp_path))?;
-    }
-    temp.as_file().sync_all().map_err(io(&temp_path))?;
     before_commit()?;
     // The target may have become a link since the first look.
     check_target(path)?;
@@ -111,7 +94,7 @@ pub fn write_atomic_checked<E: From<WriteError>>(
         source: e.error,
     })?;
     // Make the rename itself durable (a no-op where directories cannot be synced).
-    if let Ok(handle) = File::open(dir) {
+    if let Ok(handle) = File::open(parent_dir(path)) {
         let _ = handle.sync_all();
     }
     Ok(())
@@ -127,6 +110,100 @@ pub fn write_new(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
     file.write_all(bytes)
         .and_then(|_| file.sync_all())
         .map_err(io(path))
+}
+
+/// Writes `bytes` to a new file beside `path` (random dot-name ending in `.quire-stage`, created
+/// with `O_EXCL`, the target's permissions, synced) and keeps it: the staged file's path, to be
+/// renamed over `path` by [`commit_staged`]. A target that is a link or not a regular file is
+/// refused before anything is written.
+pub fn stage_beside(path: &Path, bytes: &[u8]) -> Result<PathBuf, WriteError> {
+    let temp = synced_temp_beside(path, bytes, ".quire-stage")?;
+    let temp_path = temp.path().to_path_buf();
+    temp.into_temp_path().keep().map_err(|e| WriteError::Io {
+        path: temp_path.clone(),
+        source: e.error,
+    })?;
+    Ok(temp_path)
+}
+
+/// Moves a file staged by [`stage_beside`] to `path`. With `replace`, an existing regular file
+/// at `path` is replaced (a rename); without, `path` must not exist and nothing there is ever
+/// replaced (a hard link, then the staged name removed). A link at `path`, a staged file that is
+/// no longer a regular file, or an existing target without `replace` → nothing is moved. The
+/// directory is synced after.
+pub fn commit_staged(staged: &Path, path: &Path, replace: bool) -> Result<(), WriteError> {
+    let existing = check_target(path)?;
+    match fs::symlink_metadata(staged) {
+        Ok(meta) if meta.is_file() => {}
+        Ok(_) => {
+            return Err(WriteError::Tampered {
+                path: path.to_path_buf(),
+            });
+        }
+        Err(source) => {
+            return Err(WriteError::Io {
+                path: staged.to_path_buf(),
+                source,
+            });
+        }
+    }
+    if replace {
+        fs::rename(staged, path).map_err(io(path))?;
+    } else {
+        if existing.is_some() {
+            return Err(WriteError::Io {
+                path: path.to_path_buf(),
+                source: std::io::Error::from(std::io::ErrorKind::AlreadyExists),
+            });
+        }
+        // link(2) fails if the target exists: nothing is ever replaced.
+        fs::hard_link(staged, path).map_err(io(path))?;
+        fs::remove_file(staged).map_err(io(staged))?;
+    }
+    if let Ok(handle) = File::open(parent_dir(path)) {
+        let _ = handle.sync_all();
+    }
+    Ok(())
+}
+
+/// A new file beside `path` holding `bytes`, synced: a random dot-name ending in `suffix` (so a
+/// scan running meanwhile never reads it as a note), created with `O_EXCL`, with the target's
+/// permissions. The target must be a regular file or absent.
+fn synced_temp_beside(
+    path: &Path,
+    bytes: &[u8],
+    suffix: &str,
+) -> Result<tempfile::NamedTempFile, WriteError> {
+    let existing = check_target(path)?;
+    let dir = parent_dir(path);
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut temp = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(suffix)
+        .rand_bytes(10)
+        .tempfile_in(dir)
+        .map_err(io(dir))?;
+    let temp_path = temp.path().to_path_buf();
+    temp.write_all(bytes).map_err(io(&temp_path))?;
+    if let Some(meta) = &existing {
+        // Through the handle (fchmod), never the path.
+        temp.as_file()
+            .set_permissions(meta.permissions())
+            .map_err(io(&temp_path))?;
+    }
+    temp.as_file().sync_all().map_err(io(&temp_path))?;
+    Ok(temp)
+}
+
+/// The folder a file is in (`.` for a bare name).
+fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
 }
 
 /// The target's metadata if it is a regular file, `None` if it does not exist.

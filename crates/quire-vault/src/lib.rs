@@ -6,7 +6,8 @@
 //!   properties, headings, links and embeds, tags, callouts, tasks, block ids, daily-note dates;
 //! - [`links`] resolves links as Obsidian does and builds backlinks, orphans and index-note parents;
 //! - [`chunk`] cuts notes into structure-aware chunks with stable ids;
-//! - [`outline`] and [`reasoning`] build the deterministic reasoning index (tree, manifest, outlines).
+//! - [`outline`] and [`reasoning`] build the deterministic reasoning index (tree, manifest, outlines);
+//! - [`edit`] computes edits of a note's text (a text under a heading) for proposals.
 //!
 //! Parsing, linking, chunking and the reasoning index are pure functions of text; only [`scan`],
 //! [`Vault::open`], the config loader, [`atomic`] (the one way quire replaces a file and reads a
@@ -27,6 +28,7 @@ pub mod atomic;
 pub mod chunk;
 pub mod config;
 pub mod daily;
+pub mod edit;
 pub mod error;
 pub mod frontmatter;
 pub mod lines;

@@ -1,0 +1,323 @@
+//! Proposals over a real vault copy: made, listed, applied (backups, atomic writes), refused when
+//! a file changed, rejected, refused outside the vault; the vault's bytes checked around each.
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::Path;
+
+use quire_proposals::{
+    ApplyOptions, ChangeKind, ChangeRequest, NewProposal, ProposalError, ProposalStore, Status,
+    sha256_hex,
+};
+
+const VAULT: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../../shared/corpora/vaults/obsidian-starter-vault"
+);
+
+/// Every file of the folder (hidden ones too) and its sha256.
+fn snapshot(root: &Path) -> BTreeMap<String, String> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, String>) {
+        for entry in fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(root, &path, out);
+            } else {
+                let rel = path.strip_prefix(root).unwrap().display().to_string();
+                out.insert(rel, sha256_hex(&fs::read(&path).unwrap()));
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(root, root, &mut out);
+    out
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+struct Setup {
+    _tmp: tempfile::TempDir,
+    vault: std::path::PathBuf,
+    index: std::path::PathBuf,
+    store: ProposalStore,
+}
+
+fn setup() -> Setup {
+    let tmp = tempfile::tempdir().unwrap();
+    let vault = tmp.path().join("vault");
+    copy_dir(Path::new(VAULT), &vault);
+    let index = tmp.path().join("index");
+    let store = ProposalStore::open(&index, &vault).unwrap();
+    Setup {
+        _tmp: tmp,
+        vault,
+        index,
+        store,
+    }
+}
+
+/// Some Markdown note of the vault and its text.
+fn some_note(vault: &Path) -> (String, String) {
+    let mut notes: Vec<_> = snapshot(vault)
+        .into_keys()
+        .filter(|p| p.ends_with(".md") && !p.starts_with('.'))
+        .collect();
+    notes.sort();
+    let path = notes.into_iter().next().unwrap();
+    let text = fs::read_to_string(vault.join(&path)).unwrap();
+    (path, text)
+}
+
+fn proposal(changes: Vec<ChangeRequest>) -> NewProposal {
+    NewProposal {
+        title: "A test\nproposal".into(),
+        command: "test".into(),
+        sources: vec!["a source".into()],
+        changes,
+    }
+}
+
+#[test]
+fn a_proposal_writes_nothing_until_applied_then_writes_all_and_keeps_backups() {
+    let s = setup();
+    let (path, original) = some_note(&s.vault);
+    let before = snapshot(&s.vault);
+    let made = s
+        .store
+        .create(proposal(vec![
+            ChangeRequest::AppendUnderHeading {
+                path: path.clone(),
+                heading: "Added by a test".into(),
+                level: 2,
+                text: "A new line.".into(),
+            },
+            ChangeRequest::Create {
+                path: "New folder/Fresh note.md".into(),
+                content: "# Fresh\n\nBody.\n".into(),
+            },
+        ]))
+        .unwrap();
+    assert_eq!(
+        snapshot(&s.vault),
+        before,
+        "making a proposal wrote into the vault"
+    );
+    assert_eq!(made.title, "A test proposal");
+    assert_eq!(made.status, Status::Pending);
+    assert_eq!(made.changes[0].kind, ChangeKind::Append);
+    assert_eq!(
+        made.changes[0].base_sha256.as_deref(),
+        Some(before[&path].as_str())
+    );
+    let diff = made.diff();
+    assert!(diff.contains(&format!("--- a/{path}")), "{diff}");
+    assert!(diff.contains("+## Added by a test\n"), "{diff}");
+    assert!(diff.contains("+A new line.\n"), "{diff}");
+    assert!(
+        diff.contains("--- /dev/null\n+++ b/New folder/Fresh note.md"),
+        "{diff}"
+    );
+
+    // Survives a restart.
+    let reopened = ProposalStore::open(&s.index, &s.vault).unwrap();
+    let listed = reopened.list().unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].id, made.id);
+    assert_eq!(
+        listed[0].files,
+        vec![path.clone(), "New folder/Fresh note.md".to_string()]
+    );
+    assert_eq!(
+        listed[0].lines_added,
+        made.diff()
+            .lines()
+            .filter(|l| l.starts_with('+') && !l.starts_with("+++"))
+            .count()
+    );
+
+    let applied = reopened.apply(&made.id, &ApplyOptions::default()).unwrap();
+    assert_eq!(applied.proposal.status, Status::Applied);
+    let now = fs::read_to_string(s.vault.join(&path)).unwrap();
+    assert_eq!(now, made.changes[0].content);
+    assert!(
+        now.starts_with(original.trim_end()),
+        "the note's text was not kept before the addition"
+    );
+    assert!(
+        now.ends_with("## Added by a test\n\nA new line.\n"),
+        "{now:?}"
+    );
+    assert_eq!(
+        fs::read_to_string(s.vault.join("New folder/Fresh note.md")).unwrap(),
+        "# Fresh\n\nBody.\n"
+    );
+    // The backup restores the original bytes.
+    assert_eq!(
+        fs::read_to_string(applied.backup_dir.join(&path)).unwrap(),
+        original
+    );
+    // Only the two files changed, and no staged or temporary file is left.
+    let after = snapshot(&s.vault);
+    let changed: Vec<_> = after
+        .iter()
+        .filter(|(p, h)| before.get(*p) != Some(*h))
+        .map(|(p, _)| p.clone())
+        .collect();
+    assert_eq!(
+        changed,
+        vec!["New folder/Fresh note.md".to_string(), path.clone()]
+    );
+    assert_eq!(after.len(), before.len() + 1);
+    // Applied once only.
+    assert!(matches!(
+        reopened.apply(&made.id, &ApplyOptions::default()),
+        Err(ProposalError::NotPending { .. })
+    ));
+}
+
+#[test]
+fn a_file_changed_after_the_proposal_is_refused_by_name_and_nothing_is_written() {
+    let s = setup();
+    let (path, original) = some_note(&s.vault);
+    let made = s
+        .store
+        .create(proposal(vec![
+            ChangeRequest::Create {
+                path: "Created first.md".into(),
+                content: "x\n".into(),
+            },
+            ChangeRequest::Replace {
+                path: path.clone(),
+                base: Some(original.clone().into_bytes()),
+                content: format!("{original}\nmore\n"),
+            },
+        ]))
+        .unwrap();
+    // The user edits the note meanwhile.
+    fs::write(s.vault.join(&path), format!("{original}\nuser edit\n")).unwrap();
+    let before = snapshot(&s.vault);
+    let err = s
+        .store
+        .apply(&made.id, &ApplyOptions::default())
+        .unwrap_err();
+    assert!(
+        matches!(&err, ProposalError::Changed { path: p, .. } if p == &path),
+        "{err}"
+    );
+    assert!(err.to_string().contains("nothing was written"), "{err}");
+    assert_eq!(
+        snapshot(&s.vault),
+        before,
+        "a refused apply changed the vault"
+    );
+    assert_eq!(s.store.get(&made.id).unwrap().status, Status::Pending);
+
+    // A proposal made from stale bytes is refused when made.
+    let err = s
+        .store
+        .create(proposal(vec![ChangeRequest::Replace {
+            path: path.clone(),
+            base: Some(original.into_bytes()),
+            content: "y".into(),
+        }]))
+        .unwrap_err();
+    assert!(matches!(err, ProposalError::Changed { .. }), "{err}");
+}
+
+#[test]
+fn reject_and_rename_and_paths_outside_the_vault() {
+    let s = setup();
+    let (path, original) = some_note(&s.vault);
+    let made = s
+        .store
+        .create(proposal(vec![ChangeRequest::Rename {
+            from: path.clone(),
+            to: "Moved/Renamed.md".into(),
+        }]))
+        .unwrap();
+    assert!(
+        made.diff()
+            .starts_with(&format!("rename from {path}\nrename to Moved/Renamed.md\n"))
+    );
+    let before = snapshot(&s.vault);
+    let rejected = s.store.reject(&made.id).unwrap();
+    assert_eq!(rejected.status, Status::Rejected);
+    assert_eq!(snapshot(&s.vault), before);
+    assert!(matches!(
+        s.store.apply(&made.id, &ApplyOptions::default()),
+        Err(ProposalError::NotPending { .. })
+    ));
+
+    let again = s
+        .store
+        .create(proposal(vec![ChangeRequest::Rename {
+            from: path.clone(),
+            to: "Moved/Renamed.md".into(),
+        }]))
+        .unwrap();
+    s.store.apply(&again.id, &ApplyOptions::default()).unwrap();
+    assert!(!s.vault.join(&path).exists());
+    assert_eq!(
+        fs::read_to_string(s.vault.join("Moved/Renamed.md")).unwrap(),
+        original
+    );
+
+    for bad in [
+        "../outside.md",
+        "/etc/x.md",
+        ".obsidian/app.json",
+        "a//b.md",
+        "C:/x.md",
+    ] {
+        let err = s
+            .store
+            .create(proposal(vec![ChangeRequest::Create {
+                path: bad.into(),
+                content: "x".into(),
+            }]))
+            .unwrap_err();
+        assert!(
+            matches!(err, ProposalError::BadChange { .. }),
+            "{bad}: {err}"
+        );
+    }
+    #[cfg(unix)]
+    {
+        let outside = s.vault.parent().unwrap().join("outside");
+        fs::create_dir_all(&outside).unwrap();
+        std::os::unix::fs::symlink(&outside, s.vault.join("link")).unwrap();
+        let err = s
+            .store
+            .create(proposal(vec![ChangeRequest::Create {
+                path: "link/escape.md".into(),
+                content: "x".into(),
+            }]))
+            .unwrap_err();
+        assert!(err.to_string().contains("symbolic link"), "{err}");
+        assert_eq!(fs::read_dir(&outside).unwrap().count(), 0);
+    }
+    let err = s
+        .store
+        .create(proposal(vec![ChangeRequest::Create {
+            path: "Moved/Renamed.md".into(),
+            content: "x".into(),
+        }]))
+        .unwrap_err();
+    assert!(matches!(err, ProposalError::Exists { .. }), "{err}");
+    assert!(matches!(
+        s.store.get("../../secrets"),
+        Err(ProposalError::NotFound(_))
+    ));
+}
