@@ -14,11 +14,15 @@
 //!   the conversations of a server.
 //! - [`draft`]: the draft flow (the section read with its hash, its material retrieved).
 //! - [`reflect`]: the days a reflection covers and their daily notes.
+//! - [`proposals`]: the proposal store of a vault, drafts as proposals, and the one change an
+//!   agent may propose; every write into the vault is a proposal the user applies.
+//! - [`audit`]: the structural audit of a vault and where its canvas map may be saved (outside
+//!   the vault at once, inside as a proposal).
 //! - [`status`]: the coverage report of an index, built once for `quire status` and
 //!   `/api/status`.
 //!
-//! Invariants: nothing here writes into the vault (the watcher's sync writes the index
-//! directory); every path is confined to the vault; every result stays under
+//! Invariants: nothing here writes into the vault but an applied proposal (the watcher's sync
+//! writes the index directory, proposals are stored there too); every path is confined to the vault; every result stays under
 //! [`limits::MAX_RESULT_BYTES`]. No face crate depends on another face crate: they depend on
 //! this one, and the binary wires them together.
 //!
@@ -35,12 +39,14 @@
 
 pub mod args;
 pub mod ask;
+pub mod audit;
 pub mod bounds;
 pub mod draft;
 mod error;
 pub mod limits;
 pub mod live;
 pub mod ops;
+pub mod proposals;
 pub mod reflect;
 pub mod resolve;
 pub mod status;

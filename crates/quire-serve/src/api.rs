@@ -1,4 +1,5 @@
-//! The JSON routes: search, notes, outlines, similar notes, status, and the OpenAPI document.
+//! The JSON routes: search, notes, outlines, similar notes, status, the audit, and the OpenAPI
+//! document.
 //! Every handler runs its work on tokio's blocking pool (SQLite, tantivy and file reads block).
 
 use std::collections::HashMap;
@@ -260,6 +261,27 @@ pub(crate) async fn status(State(state): State<Arc<AppState>>) -> Result<Json<Va
             }
         }
         Ok(Json(value))
+    })
+    .await
+}
+
+/// `GET /api/audit?top=`: the structural audit of the vault as `quire audit --json` gives it
+/// (`top`: hubs per ranking, 1 to 50), cut to the result budget when a large vault outgrows it
+/// (the answer then says so in `cut_to_fit`).
+pub(crate) async fn audit(
+    State(state): State<Arc<AppState>>,
+    query: Result<Query<Params>, QueryRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let params = params(query)?;
+    let options = quire_app::audit::AuditOptions {
+        top: count_param(&params, "top", 10)? as usize,
+        ..Default::default()
+    };
+    blocking(move || {
+        let report = quire_app::audit::audit(&state.live, &options)?;
+        let value = serde_json::to_value(report)
+            .map_err(|e| ApiError::internal(format!("cannot serialize the audit: {e}")))?;
+        Ok(Json(fit_result(value, MAX_RESULT_BYTES)))
     })
     .await
 }

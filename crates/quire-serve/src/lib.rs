@@ -9,7 +9,10 @@
 //! | `GET /api/outline/{path}` | a note's heading tree with line ranges |
 //! | `GET /api/similar/{path}?k=` | similar notes (vectors), backlinks, outgoing links |
 //! | `GET /api/status` | the coverage report: notes, chunks, skipped files with reasons, last sync |
+//! | `GET /api/audit?top=` | the structural audit (`quire audit --json`): folders, tags, orphans, dead ends, unresolved links, islands, hubs, note sizes, duplicate titles |
 //! | `POST /api/ask`, `POST /api/draft` | server-sent events: `token`s, then `done` with citations and source cards |
+//! | `GET /api/proposals`, `GET /api/proposals/{id}` | proposed changes (pending; `?all=true` for all), one with its diff |
+//! | `POST /api/proposals`, `POST /api/proposals/{id}/apply`, `…/reject` | make a proposal (`propose_note_change`'s arguments); apply or reject one (the only write into the vault) |
 //! | `GET /api/events` | server-sent events: `index` after each sync (generation, changed paths) |
 //! | `GET /api/openapi.json` | the OpenAPI 3.1 description of all of the above |
 //! | `/mcp` | the read-only MCP server (streamable HTTP), over the same state, when the binary mounts it ([`ServeConfig::mount`]) |
@@ -21,8 +24,10 @@
 //! [`ServeConfig::mount`].
 //!
 //! What holds for every request:
-//! - **Read-only.** Nothing here writes to the vault (`draft` streams a draft; it never inserts).
-//!   The only writer is the watcher's sync, which writes the index directory.
+//! - **Writes only by proposal.** Nothing here writes to the vault but
+//!   `POST /api/proposals/{id}/apply`, which applies a proposal the user reviewed (see
+//!   `proposals` for why another site cannot make that request). `draft` streams a draft; the
+//!   watcher's sync writes the index directory.
 //! - **Guarded** (see `guard`): loopback by default, where only loopback `Host` headers pass; a
 //!   token is required beyond loopback and checked on every request, `/mcp` included (which
 //!   then answers any `Host`, like the rest); CORS admits only the page and `app://obsidian.md`.
@@ -53,6 +58,7 @@ mod events;
 mod generate;
 mod guard;
 mod page;
+mod proposals;
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
@@ -200,6 +206,7 @@ fn router(state: Arc<AppState>, mounted: Option<Router>) -> Router {
         .route("/assets/{name}", get(page::asset))
         .route("/api/openapi.json", get(api::openapi))
         .route("/api/status", get(api::status))
+        .route("/api/audit", get(api::audit))
         .route("/api/search", get(api::search))
         .route("/api/notes/{*path}", get(api::note))
         .route("/api/outline/{*path}", get(api::outline))
@@ -207,7 +214,14 @@ fn router(state: Arc<AppState>, mounted: Option<Router>) -> Router {
         .route("/api/ask", post(generate::ask))
         .route("/api/draft", post(generate::draft))
         .route("/api/reflect", post(generate::reflect))
-        .route("/api/events", get(events::stream));
+        .route("/api/events", get(events::stream))
+        .route(
+            "/api/proposals",
+            get(proposals::list).post(proposals::create),
+        )
+        .route("/api/proposals/{id}", get(proposals::show))
+        .route("/api/proposals/{id}/apply", post(proposals::apply))
+        .route("/api/proposals/{id}/reject", post(proposals::reject));
     // A mounted service (MCP) reads its own body and must enforce MAX_BODY_BYTES itself while
     // it streams in (DefaultBodyLimit only reaches axum's extractors).
     let mut router: Router = router.with_state(Arc::clone(&state));

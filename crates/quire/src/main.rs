@@ -16,12 +16,14 @@ macro_rules! outln {
 }
 
 mod assist;
+mod audit;
 mod common;
 mod eval;
 mod export;
 mod index;
 mod notes;
 mod progress;
+mod proposals;
 mod search;
 mod serving;
 
@@ -114,6 +116,10 @@ enum Command {
         /// The watcher's quiet time after the last change, in milliseconds (default 1500).
         #[arg(long, hide = true)]
         debounce_ms: Option<u64>,
+        /// Add the tool `propose_note_change`: an AI client may suggest a change to a note as a
+        /// proposal (never applied by it: `quire proposals apply ID` is yours).
+        #[arg(long)]
+        allow_proposals: bool,
     },
     /// Serve the vault over HTTP: a JSON API (/api, documented at /api/openapi.json), a web page
     /// at /, and MCP at /mcp. Keeps the index in sync while it runs unless --no-watch.
@@ -191,6 +197,30 @@ enum Command {
         #[arg(long, default_value_t = 50)]
         limit: usize,
     },
+    /// The vault's structure audited: folders, tags (near-duplicates, singletons), orphans, dead
+    /// ends, unresolved links, unlinked attachments, link-graph islands, hubs, empty, oversized
+    /// and heading-less notes, duplicate titles. Markdown, or JSON with --json.
+    Audit {
+        /// Also write a JSON Canvas map (file nodes, groups, link edges) to this .canvas file;
+        /// inside the vault it becomes a proposal to apply.
+        #[arg(long, value_name = "FILE.canvas")]
+        canvas: Option<PathBuf>,
+        /// Group the canvas's notes by `folder` or by link `component`.
+        #[arg(long, default_value = "folder", value_name = "folder|component")]
+        group: quire_app::audit::Grouping,
+        /// Hubs listed in each ranking.
+        #[arg(long, default_value_t = 10)]
+        top: usize,
+        /// A note with more words than this is oversized.
+        #[arg(long, default_value_t = 5000)]
+        oversized_words: usize,
+    },
+    /// Proposed changes to the vault: list them (default), show one's diff, apply or reject it.
+    /// Every write quire makes into a note is a proposal you apply.
+    Proposals {
+        #[command(subcommand)]
+        action: Option<proposals::ProposalAction>,
+    },
     /// Retrieval quality on a BEIR-layout test set (corpus.jsonl, queries.jsonl, qrels/test.tsv).
     /// Retrieval quality (nDCG@10, recall@10/100, MRR@10 for bm25, vector, hybrid): on a BEIR-layout
     /// test set DIR, or without DIR on the vault itself (`quire eval --vault PATH`), with queries
@@ -266,7 +296,14 @@ fn run(cli: &Cli, out: &mut String) -> Result<ExitCode> {
             http,
             no_watch,
             debounce_ms,
-        } => serving::mcp(cli, http.as_deref(), *no_watch, *debounce_ms),
+            allow_proposals,
+        } => serving::mcp(
+            cli,
+            http.as_deref(),
+            *no_watch,
+            *debounce_ms,
+            *allow_proposals,
+        ),
         Command::Serve {
             host,
             port,
@@ -313,6 +350,22 @@ fn run(cli: &Cli, out: &mut String) -> Result<ExitCode> {
         Command::Duplicates { threshold, limit } => {
             search::duplicates(cli, *threshold, *limit, out)
         }
+        Command::Audit {
+            canvas,
+            group,
+            top,
+            oversized_words,
+        } => audit::run(
+            cli,
+            audit::AuditFlags {
+                canvas: canvas.as_deref(),
+                group: *group,
+                top: *top,
+                oversized_words: *oversized_words,
+            },
+            out,
+        ),
+        Command::Proposals { action } => proposals::run(cli, action.as_ref(), out),
         Command::Eval {
             dir: Some(dir),
             title_boost,

@@ -10,11 +10,15 @@ use std::path::PathBuf;
 /// Our crates each crate may depend on (normal dependencies; tests may use more).
 const ALLOWED: &[(&str, &[&str])] = &[
     ("quire-vault", &[]),
+    // The structural audit: a pure function of the parsed vault.
+    ("quire-audit", &["quire-vault"]),
     // The one OpenAI-compatible HTTP client, under chat and embeddings.
     ("quire-openai", &[]),
     ("quire-embed", &["quire-openai"]),
     ("quire-llm", &["quire-openai"]),
     ("quire-index", &["quire-vault", "quire-embed"]),
+    // Proposals: file changes made from hashed bases, applied atomically.
+    ("quire-proposals", &["quire-vault"]),
     (
         "quire-search",
         &["quire-vault", "quire-index", "quire-embed"],
@@ -37,12 +41,14 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "quire-app",
         &[
             "quire-vault",
+            "quire-audit",
             "quire-index",
             "quire-embed",
             "quire-search",
             "quire-watch",
             "quire-llm",
             "quire-assist",
+            "quire-proposals",
         ],
     ),
     // The faces: the application core and the libraries below it, never another face.
@@ -97,7 +103,33 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
             "candle-core",
         ],
     ),
+    // Computed from the parsed vault alone: no storage, no network, no async, no models.
+    (
+        "quire-audit",
+        &[
+            "rusqlite",
+            "tantivy",
+            "ureq",
+            "tokio",
+            "axum",
+            "rmcp",
+            "candle-core",
+        ],
+    ),
     ("quire-index", &["ureq", "tokio", "axum", "rmcp"]),
+    // Writes files of the vault and its own store: no index, no network, no async, no models.
+    (
+        "quire-proposals",
+        &[
+            "rusqlite",
+            "tantivy",
+            "ureq",
+            "tokio",
+            "axum",
+            "rmcp",
+            "candle-core",
+        ],
+    ),
     // A blocking client: no async runtime, no server.
     ("quire-openai", &["tokio", "axum", "rmcp", "hyper"]),
     ("quire-search", &["ureq", "tokio", "axum", "rmcp"]),

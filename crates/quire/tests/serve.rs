@@ -300,12 +300,25 @@ fn the_api_answers_search_notes_outlines_related_notes_and_status() {
         "/api/outline/{path}",
         "/api/similar/{path}",
         "/api/status",
+        "/api/audit",
         "/api/ask",
         "/api/draft",
         "/api/events",
     ] {
         assert!(openapi["paths"][route].is_object(), "{route} undocumented");
     }
+
+    // The audit is the CLI's report, over the vault the server holds.
+    let audit = get_ok(&format!("{base}/api/audit?top=3"));
+    let cli = quire_testkit::json(
+        &quire(&f)
+            .args(["--json", "audit", "--top", "3"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(audit, cli, "/api/audit and quire audit --json differ");
+    assert_eq!(audit["most_linked"].as_array().unwrap().len(), 3);
+    assert_eq!(audit["summary"]["notes"], status["notes_indexed"]);
 
     // Mistakes are JSON errors with stable codes.
     for (url, code) in [
@@ -316,6 +329,7 @@ fn the_api_answers_search_notes_outlines_related_notes_and_status() {
         ("/api/search?q=x&mode=psychic", "bad_request"),
         ("/api/search?q=x&where=status", "bad_request"),
         ("/api/search?q=x&since=yesterday", "bad_request"),
+        ("/api/audit?top=0", "bad_request"),
         ("/api/notes/No%20such%20note.md", "note_not_found"),
         ("/api/notes/Home.md?lines=9999", "bad_request"),
         ("/api/nothing/here", "not_found"),
@@ -469,10 +483,12 @@ fn a_token_is_required_beyond_loopback_and_checked_on_every_route() {
         "/assets/app.js",
         "/api/openapi.json",
         "/api/status",
+        "/api/audit",
         "/api/search?q=starter",
         "/api/notes/Home.md",
         "/api/outline/Home.md",
         "/api/similar/Home.md",
+        "/api/proposals",
         "/api/events",
         "/api/nothing",
         "/mcp",
@@ -493,6 +509,11 @@ fn a_token_is_required_beyond_loopback_and_checked_on_every_route() {
     for (route, body) in [
         ("/api/ask", json!({"question": "starter?"})),
         ("/api/draft", json!({"note": "Home", "heading": "x"})),
+        ("/api/proposals/20261203-120000-abcd/apply", json!({})),
+        (
+            "/api/proposals",
+            json!({"path": "New.md", "change": "create", "text": "x"}),
+        ),
     ] {
         let (status, text) = post(
             &format!("{base}{route}"),
@@ -1430,4 +1451,125 @@ fn ctrl_c_stops_the_server_even_while_a_page_listens_to_events() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// sha256 of every file of a folder, hidden ones included.
+fn vault_hashes(root: &Path) -> std::collections::BTreeMap<String, String> {
+    fn walk(root: &Path, dir: &Path, out: &mut std::collections::BTreeMap<String, String>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(root, &path, out);
+            } else {
+                let rel = path.strip_prefix(root).unwrap().display().to_string();
+                let bytes = std::fs::read(&path).unwrap();
+                out.insert(rel, quire_app::proposals::sha256_hex(&bytes));
+            }
+        }
+    }
+    let mut out = std::collections::BTreeMap::new();
+    walk(root, root, &mut out);
+    out
+}
+
+#[test]
+fn proposals_are_made_shown_and_applied_only_by_a_json_post_from_an_allowed_origin() {
+    let f = sample();
+    let server = serve(quire(&f), &[]);
+    wait_ready(&server, None);
+    let base = &server.url;
+    let note = "Projects/Sourdough Experiment.md";
+    let before = vault_hashes(&f.vault);
+    let (status, text) = post(
+        &format!("{base}/api/proposals"),
+        &json!({"path": note, "change": "append", "heading": "Next", "text": "- Try rye flour."})
+            .to_string(),
+        Some("application/json"),
+    );
+    assert_eq!(status, 200, "{text}");
+    let made: Value = serde_json::from_str(&text).unwrap();
+    let id = made["id"].as_str().unwrap().to_string();
+    assert_eq!(made["status"], "pending");
+    assert_eq!(
+        vault_hashes(&f.vault),
+        before,
+        "making a proposal wrote into the vault"
+    );
+
+    let listed = get_ok(&format!("{base}/api/proposals"));
+    assert_eq!(listed["proposals"][0]["id"], id.as_str());
+    assert_eq!(listed["proposals"][0]["files"], json!([note]));
+    let shown = get_ok(&format!("{base}/api/proposals/{id}"));
+    assert!(
+        shown["diff"]
+            .as_str()
+            .unwrap()
+            .contains("\n+- Try rye flour.\n"),
+        "{shown}"
+    );
+    let (status, body) = get(&format!("{base}/api/proposals/..%2F..%2Fetc"), &[]);
+    assert_eq!(status, 404, "{body}");
+    assert_eq!(body["error"]["code"], "proposal_not_found");
+
+    // Another site cannot apply it, nor can a form post (no JSON content type).
+    let apply = format!("{base}/api/proposals/{id}/apply");
+    let mut response = agent()
+        .post(&apply)
+        .header("Origin", "https://evil.example")
+        .header("Content-Type", "application/json")
+        .send("{}")
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 403);
+    let _ = response.body_mut().read_to_string();
+    let (status, _) = post(&apply, "", Some("application/x-www-form-urlencoded"));
+    assert_eq!(status, 415);
+    assert_eq!(vault_hashes(&f.vault), before);
+
+    let (status, text) = post(&apply, "{}", Some("application/json"));
+    assert_eq!(status, 200, "{text}");
+    let applied: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(applied["proposal"]["status"], "applied");
+    assert_eq!(applied["written"], json!([note]));
+    let now = std::fs::read_to_string(f.vault.join(note)).unwrap();
+    let next = now.find("## Next").unwrap();
+    assert!(now[next..].contains("- Try rye flour."), "{now}");
+    let (status, text) = post(&apply, "{}", Some("application/json"));
+    assert_eq!(status, 409, "{text}");
+    assert!(text.contains("proposal_not_pending"));
+
+    // A note changed since its proposal was made: refused, by name; then rejected.
+    let (_, text) = post(
+        &format!("{base}/api/proposals"),
+        &json!({"path": note, "change": "replace", "text": "# Replaced\n"}).to_string(),
+        Some("application/json"),
+    );
+    let second: Value = serde_json::from_str(&text).unwrap();
+    let second = second["id"].as_str().unwrap().to_string();
+    support::edit_file(&f.vault.join(note), "Try rye flour", "Try spelt flour");
+    let edited = vault_hashes(&f.vault);
+    let (status, text) = post(
+        &format!("{base}/api/proposals/{second}/apply"),
+        "{}",
+        Some("application/json"),
+    );
+    assert_eq!(status, 409, "{text}");
+    assert!(
+        text.contains("note_changed") && text.contains(note),
+        "{text}"
+    );
+    assert_eq!(vault_hashes(&f.vault), edited);
+    let (status, text) = post(
+        &format!("{base}/api/proposals/{second}/reject"),
+        "{}",
+        Some("application/json"),
+    );
+    assert_eq!(status, 200, "{text}");
+    assert!(text.contains("\"rejected\""));
+    assert_eq!(vault_hashes(&f.vault), edited);
+    let (status, text) = post(
+        &format!("{base}/api/proposals"),
+        &json!({"path": "../outside.md", "change": "create", "text": "x"}).to_string(),
+        Some("application/json"),
+    );
+    assert_eq!(status, 400, "{text}");
 }

@@ -1,0 +1,109 @@
+//! The structural audit, once for every face (`quire audit`, `GET /api/audit`), and where its
+//! JSON Canvas map may be saved: a path outside the vault is written at once (atomically), a
+//! path inside the vault becomes a proposal the user applies, like every other write into it.
+
+use std::path::{Path, PathBuf};
+
+use quire_index::IndexLocation;
+use quire_proposals::{ChangeRequest, NewProposal};
+use quire_vault::{Vault, VaultError};
+
+pub use quire_audit::{AuditOptions, AuditReport, Canvas, Grouping, canvas, render_markdown};
+
+use crate::error::AppError;
+use crate::live::{Live, VAULT_WAIT};
+use crate::proposals::{Proposal, open_store};
+
+/// The operation's name in error messages.
+const AUDIT: &str = "audit";
+
+/// The audit of the vault a server holds (waits for its first parse at most
+/// [`VAULT_WAIT`]).
+pub fn audit(live: &Live, options: &AuditOptions) -> Result<AuditReport, AppError> {
+    let snapshot = live.vault(VAULT_WAIT)?;
+    Ok(quire_audit::audit(&snapshot.vault, options))
+}
+
+/// The audit of a vault the caller opened (the CLI reads the vault once per command).
+pub fn audit_vault(vault: &Vault, options: &AuditOptions) -> AuditReport {
+    quire_audit::audit(vault, options)
+}
+
+/// Where a canvas went.
+#[derive(Debug)]
+pub enum CanvasSaved {
+    /// Written outside the vault, at this path.
+    Written(PathBuf),
+    /// Inside the vault: a pending proposal that creates (or replaces) the file.
+    Proposed(Box<Proposal>),
+}
+
+/// The canvas as Obsidian reads it: JSON, two-space indent, a final newline.
+pub fn canvas_json(canvas: &Canvas) -> Result<String, AppError> {
+    let mut text = serde_json::to_string_pretty(canvas)
+        .map_err(|e| AppError::Internal(format!("cannot serialize the canvas: {e}")))?;
+    text.push('\n');
+    Ok(text)
+}
+
+/// Saves `canvas` at `target` (a `.canvas` file, relative to the current directory or
+/// absolute): outside the vault it is written at once through `quire_vault::atomic`; inside
+/// it becomes a proposal in the vault's store under `index`, made by `command`, and nothing in
+/// the vault is written. The folder must exist; symbolic links are resolved before deciding,
+/// so a link into the vault counts as inside.
+pub fn save_canvas(
+    vault: &Vault,
+    index: &IndexLocation,
+    canvas: &Canvas,
+    target: &Path,
+    command: &str,
+) -> Result<CanvasSaved, AppError> {
+    let text = canvas_json(canvas)?;
+    let bad = |message: String| AppError::bad_arguments(AUDIT, message);
+    let name = target
+        .file_name()
+        .ok_or_else(|| bad(format!("`{}` names no file", target.display())))?;
+    if !name.to_string_lossy().to_lowercase().ends_with(".canvas") {
+        return Err(bad(format!(
+            "`{}` is not a .canvas file: Obsidian opens JSON Canvas maps by that extension",
+            target.display()
+        )));
+    }
+    let parent = match target.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let folder = parent.canonicalize().map_err(|e| {
+        bad(format!(
+            "cannot write {}: its folder {} cannot be opened ({e})",
+            target.display(),
+            parent.display()
+        ))
+    })?;
+    let path = folder.join(name);
+    let Ok(inside) = path.strip_prefix(&vault.root) else {
+        quire_vault::atomic::write_atomic(&path, text.as_bytes()).map_err(VaultError::from)?;
+        return Ok(CanvasSaved::Written(path));
+    };
+    let relative = inside.to_string_lossy().replace('\\', "/");
+    let change = if path.exists() {
+        ChangeRequest::Replace {
+            path: relative.clone(),
+            base: None,
+            content: text,
+        }
+    } else {
+        ChangeRequest::Create {
+            path: relative.clone(),
+            content: text,
+        }
+    };
+    let store = open_store(&vault.root, index)?;
+    let proposal = store.create(NewProposal {
+        title: format!("Canvas map of the vault: {relative}"),
+        command: command.to_string(),
+        sources: Vec::new(),
+        changes: vec![change],
+    })?;
+    Ok(CanvasSaved::Proposed(Box::new(proposal)))
+}

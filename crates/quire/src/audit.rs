@@ -1,0 +1,62 @@
+//! `quire audit`: the structural audit of the vault as Markdown (or JSON with `--json`), and
+//! with `--canvas FILE.canvas` its JSON Canvas map, written outside the vault or proposed inside
+//! it (`quire_app::audit`).
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use quire_app::audit::{AuditOptions, CanvasSaved, Grouping};
+
+use crate::Cli;
+use crate::common::{index_location, open_vault, print_json};
+
+/// The flags of `quire audit`.
+pub(crate) struct AuditFlags<'a> {
+    pub(crate) canvas: Option<&'a Path>,
+    pub(crate) group: Grouping,
+    pub(crate) top: usize,
+    pub(crate) oversized_words: usize,
+}
+
+pub(crate) fn run(cli: &Cli, flags: AuditFlags<'_>, out: &mut String) -> Result<ExitCode> {
+    let vault = open_vault(cli)?;
+    let options = AuditOptions {
+        top: flags.top,
+        oversized_words: flags.oversized_words,
+        ..AuditOptions::default()
+    };
+    let report = quire_app::audit::audit_vault(&vault, &options);
+    if cli.json {
+        print_json(out, &report);
+    } else {
+        out.push_str(&quire_app::audit::render_markdown(&report));
+        out.push('\n');
+    }
+    if let Some(target) = flags.canvas {
+        let canvas = quire_app::audit::canvas(&vault, flags.group);
+        let command = format!("quire audit --canvas {}", target.display());
+        let saved = quire_app::audit::save_canvas(
+            &vault,
+            &index_location(cli)?,
+            &canvas,
+            target,
+            &command,
+        )?;
+        // The report is the output; where the map went is said on stderr.
+        match saved {
+            CanvasSaved::Written(path) => eprintln!(
+                "quire: canvas written to {} ({} notes, {} links)",
+                path.display(),
+                vault.notes.len(),
+                canvas.edges.len()
+            ),
+            CanvasSaved::Proposed(proposal) => eprintln!(
+                "quire: the canvas is inside the vault, so it is a proposal: {}\n\
+                 quire: review it with `quire proposals show {}`, apply with `quire proposals apply {}`",
+                proposal.id, proposal.id, proposal.id
+            ),
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
