@@ -10,7 +10,8 @@ use serde::de::DeserializeOwned;
 
 use crate::error::AppError;
 use crate::limits::{
-    MAX_ARGUMENT_NAME_CHARS, MAX_PARAM_CHARS, MAX_PATH_CHARS, MAX_QUERY_CHARS, check_length,
+    MAX_ARGUMENT_NAME_CHARS, MAX_PARAM_CHARS, MAX_PATH_CHARS, MAX_PROPOSED_TEXT_CHARS,
+    MAX_QUERY_CHARS, check_length,
 };
 
 /// Which retriever ranks the notes.
@@ -129,6 +130,45 @@ pub struct VaultTreeArgs {
     pub folder: Option<String>,
 }
 
+/// What a proposed change does to its note.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ProposedChange {
+    /// A new note with `text` as its content (the path must not exist).
+    Create,
+    /// `text` added at the end of the section under `heading` (the heading is added at the end
+    /// of the note when it has none; no heading: at the end of the note).
+    Append,
+    /// The note's whole content replaced by `text`.
+    Replace,
+}
+
+/// The arguments of `propose_note_change`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProposeNoteChangeArgs {
+    /// The note's vault-relative path, ending in `.md`, e.g. `Projects/Plan.md`.
+    pub path: String,
+    /// `create`, `append` or `replace`.
+    pub change: ProposedChange,
+    /// The Markdown to write (the new note, the text to append, or the whole new content).
+    pub text: String,
+    /// For `append`: the heading's text without `#`, e.g. `Next steps`.
+    pub heading: Option<String>,
+    /// Why: one line shown to the user who decides (default: the change and the path).
+    pub title: Option<String>,
+}
+
+impl ProposeNoteChangeArgs {
+    /// The limits of [`crate::limits`] on each text argument.
+    pub fn check(&self, tool: &str) -> Result<(), AppError> {
+        limited(tool, "path", Some(&self.path), MAX_PATH_CHARS)?;
+        limited(tool, "text", Some(&self.text), MAX_PROPOSED_TEXT_CHARS)?;
+        limited(tool, "heading", self.heading.as_deref(), MAX_PARAM_CHARS)?;
+        limited(tool, "title", self.title.as_deref(), MAX_PARAM_CHARS)
+    }
+}
+
 /// `Err` naming the argument and the limit when `value` is longer than `max` characters.
 fn limited(tool: &str, name: &str, value: Option<&str>, max: usize) -> Result<(), AppError> {
     match value {
@@ -206,7 +246,11 @@ fn check_sizes(tool: &str, arguments: &JsonObject) -> Result<(), AppError> {
             _ => None,
         }
     }
-    let max = MAX_PATH_CHARS.max(MAX_QUERY_CHARS).max(MAX_PARAM_CHARS);
+    let max = if tool == crate::proposals::PROPOSE_TOOL {
+        MAX_PROPOSED_TEXT_CHARS
+    } else {
+        MAX_PATH_CHARS.max(MAX_QUERY_CHARS).max(MAX_PARAM_CHARS)
+    };
     for (name, value) in arguments {
         if check_length("", name, MAX_ARGUMENT_NAME_CHARS).is_err() {
             return Err(AppError::bad_arguments(

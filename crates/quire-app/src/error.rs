@@ -25,6 +25,10 @@ pub enum AppError {
     /// Ask, draft or reflect failed (retrieval, the model, reading a note).
     #[error(transparent)]
     Assist(#[from] quire_assist::AssistError),
+    /// A proposal could not be made, applied or rejected (a file changed since, a bad path, no
+    /// such proposal).
+    #[error(transparent)]
+    Proposal(#[from] quire_proposals::ProposalError),
     /// The note's file exists but cannot be read as a note (no permission, too large, not a
     /// regular file, not text).
     #[error("{path}: cannot be read as a note: {reason}")]

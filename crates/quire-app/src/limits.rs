@@ -20,6 +20,9 @@ pub const MAX_QUESTION_CHARS: usize = 4_000;
 pub const MAX_PATH_CHARS: usize = 1_000;
 /// The longest other text argument: `folder`, `tag`, `property`, `heading`, `lines`.
 pub const MAX_PARAM_CHARS: usize = 500;
+/// The longest text an agent may propose for a note (`propose_note_change`'s `text`, the body of
+/// a proposal made over HTTP); it must also fit [`MAX_BODY_BYTES`].
+pub const MAX_PROPOSED_TEXT_CHARS: usize = 48_000;
 /// The longest argument name: longer ones are refused without being quoted.
 pub const MAX_ARGUMENT_NAME_CHARS: usize = 64;
 

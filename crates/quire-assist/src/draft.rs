@@ -5,19 +5,14 @@
 //! and leaves the note itself out. The model cites `[S1]`; the draft shows `[[wikilinks]]` made
 //! from quire's own records (unknown ids are removed).
 //!
-//! Writing ([`insert_draft`]) changes nothing but the inserted lines, and only if the file still
-//! has the bytes it had when [`DraftTarget::read`] read it (blake3 of the bytes): the new text
-//! goes to a temporary file beside the note, which is synced and renamed over it, after a copy of
-//! the original went to the backup directory. The hash is checked once before anything is
-//! written and once more just before the rename; if it changed, nothing is replaced. The write
-//! is [`quire_vault::atomic`]'s: a random temporary name created with `O_EXCL`, and a note that
-//! is a symbolic link is refused rather than replaced.
+//! Writing is not done here: a draft goes into the note as a proposal (the `quire-proposals`
+//! crate, through `quire_app::proposals::propose_draft`), made from the bytes
+//! [`DraftTarget::unchanged_bytes`] returns: the note as [`DraftTarget::read`] read it (blake3 of
+//! the bytes), or an error if it changed since.
 
-use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use quire_llm::{CancelToken, ChatModel, ChatRequest};
-use quire_vault::atomic;
 /// The note's text with a draft put under its heading (the one pure edit, shared with proposals).
 pub use quire_vault::edit::insert_under_heading as splice_draft;
 use quire_vault::{Heading, Note, Outline};
@@ -54,6 +49,25 @@ pub struct DraftTarget {
 }
 
 impl DraftTarget {
+    /// The note's bytes now, if they still hash as when [`DraftTarget::read`] read them; else
+    /// [`AssistError::Changed`]. A draft is proposed from these bytes.
+    pub fn unchanged_bytes(&self) -> Result<Vec<u8>, AssistError> {
+        let bytes =
+            quire_vault::scan::read_note_bytes(&self.abs_path, u64::MAX).map_err(|reason| {
+                AssistError::Unreadable {
+                    path: self.path.clone(),
+                    reason: reason.to_string(),
+                }
+            })?;
+        if blake3::hash(&bytes).to_hex().as_str() != self.hash {
+            return Err(AssistError::Changed {
+                path: self.path.clone(),
+                expected: self.hash[..12].to_string(),
+            });
+        }
+        Ok(bytes)
+    }
+
     /// Reads the note and finds the heading: `## Section` (a level, then the text) or
     /// `Section`, matched case-insensitively; `Parent/Child` paths are tried as well. A heading
     /// the note lacks is not an error: the draft is written for it, and inserting appends it.
@@ -267,104 +281,6 @@ fn gathered(heading: &str, sources: &[Source]) -> String {
         text.push_str(&format!("- {line} [[{}]]\n", source.passage.link));
     }
     text
-}
-
-/// Where the draft went.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Inserted {
-    /// Vault-relative path of the note written.
-    pub path: String,
-    /// The draft's first line in the note now.
-    pub line: usize,
-    /// Whether the heading was appended because the note did not have it.
-    pub heading_added: bool,
-    /// The copy of the note as it was before.
-    pub backup: PathBuf,
-}
-
-/// Writes `draft` under the target's heading (see the module docs), keeping a copy of the
-/// original in a new folder under `backup_dir`.
-pub fn insert_draft(
-    target: &DraftTarget,
-    draft: &str,
-    backup_dir: &Path,
-) -> Result<Inserted, AssistError> {
-    insert_draft_with(target, draft, backup_dir, &mut || {})
-}
-
-/// [`insert_draft`] with a hook that runs after the temporary file and the backup are written
-/// and before the last check and the rename (tests change the note there).
-#[doc(hidden)]
-pub fn insert_draft_with(
-    target: &DraftTarget,
-    draft: &str,
-    backup_dir: &Path,
-    before_commit: &mut dyn FnMut(),
-) -> Result<Inserted, AssistError> {
-    let abs = &target.abs_path;
-    let original = read_unchanged(target)?;
-    let text = std::str::from_utf8(&original).map_err(|e| AssistError::Unreadable {
-        path: target.path.clone(),
-        reason: e.to_string(),
-    })?;
-    let (new_text, line) = splice_draft(
-        text,
-        target.section.as_ref(),
-        target.level.unwrap_or(2),
-        &target.heading,
-        draft,
-    );
-
-    let backup = backup_path(backup_dir, &target.path);
-    if let Some(parent) = backup.parent() {
-        fs::create_dir_all(parent).map_err(|e| AssistError::io(parent, e))?;
-    }
-    // A new file, never an existing one or a link (see quire_vault::atomic).
-    atomic::write_new(&backup, &original).map_err(quire_vault::VaultError::from)?;
-
-    // A random temporary name beside the note (so the rename stays on one file system), created
-    // with O_EXCL, and a note that is a symbolic link refused: quire_vault::atomic.
-    atomic::write_atomic_checked(abs, new_text.as_bytes(), || {
-        before_commit();
-        // The last check, as close to the rename as it can be.
-        read_unchanged(target).map(|_| ())
-    })?;
-    Ok(Inserted {
-        path: target.path.clone(),
-        line,
-        heading_added: target.section.is_none(),
-        backup,
-    })
-}
-
-/// The note's bytes, if they still hash as when the target was read.
-fn read_unchanged(target: &DraftTarget) -> Result<Vec<u8>, AssistError> {
-    let bytes =
-        quire_vault::scan::read_note_bytes(&target.abs_path, u64::MAX).map_err(|reason| {
-            AssistError::Unreadable {
-                path: target.path.clone(),
-                reason: reason.to_string(),
-            }
-        })?;
-    if blake3::hash(&bytes).to_hex().as_str() != target.hash {
-        return Err(AssistError::Changed {
-            path: target.path.clone(),
-            expected: target.hash[..12].to_string(),
-        });
-    }
-    Ok(bytes)
-}
-
-/// `<backup_dir>/<local time>/<vault-relative path>`, a new time folder if that one is taken.
-fn backup_path(backup_dir: &Path, note_path: &str) -> PathBuf {
-    let stamp = chrono::Local::now().format("%Y%m%dT%H%M%S").to_string();
-    let mut folder = backup_dir.join(&stamp);
-    let mut n = 2;
-    while folder.join(note_path).exists() {
-        folder = backup_dir.join(format!("{stamp}-{n}"));
-        n += 1;
-    }
-    folder.join(note_path)
 }
 
 #[cfg(test)]

@@ -1,7 +1,5 @@
 //! [`AssistError`], the one error type of this crate.
 
-use std::path::PathBuf;
-
 /// Why an assist command failed. Errors about files name the file.
 #[derive(Debug, thiserror::Error)]
 pub enum AssistError {
@@ -20,15 +18,6 @@ pub enum AssistError {
     /// The chat model failed or was cancelled (`LlmError::Cancelled` carries the partial answer).
     #[error(transparent)]
     Llm(#[from] quire_llm::LlmError),
-
-    /// A file-system step beside the note failed (creating the folder of a backup).
-    #[error("{}: {source}", path.display())]
-    Io {
-        /// The file or folder.
-        path: PathBuf,
-        /// The operating system's reason.
-        source: std::io::Error,
-    },
 
     /// A note could not be read as text (missing, too large, binary, not UTF-8).
     #[error("{path}: {reason}")]
@@ -59,20 +48,7 @@ pub enum AssistError {
     Unusable(String),
 }
 
-impl From<quire_vault::atomic::WriteError> for AssistError {
-    fn from(e: quire_vault::atomic::WriteError) -> Self {
-        AssistError::Vault(quire_vault::VaultError::Write(e))
-    }
-}
-
 impl AssistError {
-    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> AssistError {
-        AssistError::Io {
-            path: path.into(),
-            source,
-        }
-    }
-
     /// Whether this is a cancellation by the user (Ctrl-C), not a failure.
     pub fn is_cancelled(&self) -> bool {
         matches!(

@@ -23,7 +23,8 @@
 //!
 //! Prompt building ([`prompt`]), passage selection ([`context::select`]), citation rewriting,
 //! date phrases ([`dates`]) and clustering ([`questions::kmeans`]) are pure; file reads and
-//! writes happen only in [`context::SourceReader`], [`draft::insert_draft`] and
+//! nothing here writes into the vault (a draft is written as a proposal, by `quire-app`); file
+//! reads happen only in [`context::SourceReader`], [`draft::DraftTarget`] and
 //! [`reflect::daily_notes_in`].
 //!
 //! ```no_run

@@ -11,9 +11,7 @@ use quire_assist::AssistError;
 use quire_assist::ask::AnswerKind;
 use quire_assist::context::{self, ContextLimits, RetrievalRequest, SourceReader};
 use quire_assist::dates::parse_iso_week;
-use quire_assist::draft::{
-    DraftTarget, insert_draft, insert_draft_with, splice_draft, write_draft,
-};
+use quire_assist::draft::{DraftTarget, write_draft};
 use quire_assist::prompt;
 use quire_assist::reflect::{daily_notes_in, offline_reflection, reflect};
 use quire_index::{IndexLocation, SyncOptions};
@@ -36,20 +34,6 @@ fn reader(root: &Path) -> SourceReader {
 
 fn model(server: &FakeChat) -> OpenAiCompatible {
     OpenAiCompatible::new(Provider::new(&server.url, "fake-model"))
-}
-
-/// Fails if a temporary file of an insert is left anywhere under `dir`.
-fn assert_no_temporary_file(dir: &Path) {
-    for entry in std::fs::read_dir(dir).unwrap().flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        assert!(
-            !name.contains("quire-draft"),
-            "temporary file left behind: {name}"
-        );
-        if entry.file_type().unwrap().is_dir() {
-            assert_no_temporary_file(&entry.path());
-        }
-    }
 }
 
 #[test]
@@ -114,64 +98,20 @@ fn a_draft_retrieves_with_the_heading_and_cites_other_notes_as_wikilinks() {
 }
 
 #[test]
-fn insert_writes_under_the_heading_atomically_and_keeps_a_backup() {
-    let (dir, root) = vault();
-    let original = std::fs::read(root.join(STARTER)).unwrap();
-    let target =
-        DraftTarget::read(&reader(&root), STARTER, "## Signs of a healthy starter").unwrap();
-    let backups = dir.path().join("backups");
-    let draft = "Bubbles rises fast in summer [[Country Loaf]].";
-    let inserted = insert_draft(&target, draft, &backups).unwrap();
-
-    let now = std::fs::read_to_string(root.join(STARTER)).unwrap();
-    let text = String::from_utf8(original.clone()).unwrap();
-    let (expected, line) = splice_draft(&text, target.section.as_ref(), 2, "", draft);
-    assert_eq!(now, expected);
-    assert_eq!(inserted.line, line);
-    assert_eq!(now.lines().nth(line - 1), Some(draft));
-    // Only the draft was added: the rest of the bytes are the original ones, in order.
-    let at = now.find(&format!("\n\n{draft}")).unwrap();
-    assert_eq!(&now[..at], &text[..at]);
-    assert_eq!(&now[at + 2 + draft.len()..], &text[at..]);
-    // The draft sits under its heading, before the next one.
-    let heading = now.find("## Signs of a healthy starter").unwrap();
-    let next = now.find("## Troubleshooting").unwrap();
-    assert!(heading < at && at < next);
-    // A backup of the original, outside the vault; no temporary file left beside the note.
-    assert_eq!(std::fs::read(&inserted.backup).unwrap(), original);
-    assert!(inserted.backup.starts_with(&backups));
-    assert!(!inserted.backup.starts_with(&root));
-    assert_no_temporary_file(&root);
-}
-
-#[test]
-fn insert_refuses_a_note_changed_since_it_was_read() {
-    let (dir, root) = vault();
+fn a_draft_is_proposed_only_from_the_bytes_its_target_read() {
+    let (_dir, root) = vault();
     let target = DraftTarget::read(&reader(&root), STARTER, "## Feeding schedule").unwrap();
+    let original = std::fs::read(root.join(STARTER)).unwrap();
+    assert_eq!(target.unchanged_bytes().unwrap(), original);
     let edited = format!(
         "{}\nA line written meanwhile.\n",
-        std::fs::read_to_string(root.join(STARTER)).unwrap()
+        String::from_utf8(original).unwrap()
     );
     std::fs::write(root.join(STARTER), &edited).unwrap();
-    let err = insert_draft(&target, "Draft.", &dir.path().join("backups")).unwrap_err();
+    let err = target.unchanged_bytes().unwrap_err();
     assert!(matches!(err, AssistError::Changed { .. }), "{err}");
     assert!(err.to_string().contains("nothing was written"));
     assert_eq!(std::fs::read_to_string(root.join(STARTER)).unwrap(), edited);
-}
-
-#[test]
-fn insert_refuses_a_change_made_while_it_writes() {
-    let (dir, root) = vault();
-    let file = root.join(STARTER);
-    let target = DraftTarget::read(&reader(&root), STARTER, "## Feeding schedule").unwrap();
-    let edited = "# Rewritten elsewhere\n";
-    let err = insert_draft_with(&target, "Draft.", &dir.path().join("backups"), &mut || {
-        std::fs::write(&file, edited).unwrap()
-    })
-    .unwrap_err();
-    assert!(matches!(err, AssistError::Changed { .. }), "{err}");
-    assert_eq!(std::fs::read_to_string(&file).unwrap(), edited);
-    assert_no_temporary_file(&root);
 }
 
 #[test]

@@ -76,13 +76,15 @@ fn runtime() -> Result<tokio::runtime::Runtime, ServeError> {
 
 /// Serves MCP on stdin/stdout until the client closes stdin. Lines pass the filter of
 /// `stdio` first (size limit, JSON-RPC errors for what is not JSON).
-pub fn serve_stdio(config: AppConfig) -> Result<(), ServeError> {
+/// With `allow_proposals`, the `propose_note_change` tool is listed too.
+pub fn serve_stdio(config: AppConfig, allow_proposals: bool) -> Result<(), ServeError> {
     let running = start_live(config, |_| {})?;
     let runtime = runtime()?;
     let result = runtime.block_on(async {
         let (stdin, stdout) = rmcp::transport::stdio_pipes();
         let (pipe, writer) = stdio::filtered(stdin, stdout);
         let service = QuireServer::new(Arc::clone(&running.live))
+            .allow_proposals(allow_proposals)
             .serve(pipe)
             .await
             .map_err(|e| ServeError::Transport(e.to_string()))?;
@@ -100,10 +102,15 @@ pub fn serve_stdio(config: AppConfig) -> Result<(), ServeError> {
 }
 
 /// Serves streamable HTTP on `addr` (endpoint [`ENDPOINT`]) until Ctrl-C.
-pub fn serve_http(config: AppConfig, addr: SocketAddr) -> Result<(), ServeError> {
+/// With `allow_proposals`, the `propose_note_change` tool is listed too.
+pub fn serve_http(
+    config: AppConfig,
+    addr: SocketAddr,
+    allow_proposals: bool,
+) -> Result<(), ServeError> {
     let running = start_live(config, |_| {})?;
     let runtime = runtime()?;
-    let server = QuireServer::new(Arc::clone(&running.live));
+    let server = QuireServer::new(Arc::clone(&running.live)).allow_proposals(allow_proposals);
     let result = runtime.block_on(http::serve(server, addr));
     runtime.shutdown_timeout(Duration::from_secs(1));
     result

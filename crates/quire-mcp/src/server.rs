@@ -15,12 +15,14 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 use crate::tools;
 use quire_app::AppError;
+use quire_app::args::ProposeNoteChangeArgs;
 use quire_app::bounds::{clip, text_within};
 use quire_app::limits::{
     MAX_ARGUMENT_NAME_CHARS, MAX_ERROR_CHARS, MAX_NOTE_TEXT_BYTES, MAX_PATH_CHARS,
     MAX_RESULT_BYTES, check_length,
 };
 use quire_app::live::{Live, VAULT_WAIT};
+use quire_app::proposals::PROPOSE_TOOL;
 use quire_app::resolve::{read_current, resolve_note_path};
 
 /// The scheme and prefix of note resources.
@@ -59,12 +61,23 @@ pub(crate) fn note_uri(path: &str) -> String {
 #[derive(Clone)]
 pub struct QuireServer {
     live: Arc<Live>,
+    allow_proposals: bool,
 }
 
 impl QuireServer {
-    /// A server answering from `live`, the vault's running state.
+    /// A read-only server answering from `live`, the vault's running state.
     pub fn new(live: Arc<Live>) -> Self {
-        QuireServer { live }
+        QuireServer {
+            live,
+            allow_proposals: false,
+        }
+    }
+
+    /// With `allow`, the server also lists `propose_note_change` (it makes proposals; it never
+    /// applies them).
+    pub fn allow_proposals(mut self, allow: bool) -> Self {
+        self.allow_proposals = allow;
+        self
     }
 
     fn read_note_resource(&self, uri: &str) -> Result<ReadResourceResult, AppError> {
@@ -140,6 +153,29 @@ impl QuireServer {
     }
 }
 
+/// `propose_note_change`: a pending proposal, with what the user does next.
+fn propose(
+    live: &Live,
+    arguments: Option<serde_json::Map<String, serde_json::Value>>,
+) -> Result<serde_json::Value, AppError> {
+    let args: ProposeNoteChangeArgs = quire_app::args::parse(PROPOSE_TOOL, arguments)?;
+    let store = quire_app::proposals::open_store(&live.root, &live.index)?;
+    let proposal = quire_app::proposals::propose_note_change(&store, &args, "an MCP client")?;
+    let diff = proposal.diff();
+    let value = serde_json::json!({
+        "id": proposal.id,
+        "title": proposal.title,
+        "status": proposal.status,
+        "files": proposal.changes.iter().map(|c| c.target()).collect::<Vec<_>>(),
+        "diff": diff,
+        "next": format!(
+            "Nothing was written. The user reviews this proposal with `quire proposals show {id}` and applies it with `quire proposals apply {id}` (or rejects it).",
+            id = proposal.id
+        ),
+    });
+    Ok(quire_app::fit_result(value, MAX_RESULT_BYTES))
+}
+
 /// What a client reads of an error: its message, never longer than [`MAX_ERROR_CHARS`] (a
 /// message may name a path or a heading the client sent).
 fn error_text(error: &AppError) -> String {
@@ -167,7 +203,11 @@ impl ServerHandler for QuireServer {
             Implementation::new("quire", env!("CARGO_PKG_VERSION"))
                 .with_title("quire (read-only vault)"),
         )
-        .with_instructions(tools::INSTRUCTIONS)
+        .with_instructions(if self.allow_proposals {
+            format!("{}{}", tools::INSTRUCTIONS, tools::PROPOSAL_INSTRUCTIONS)
+        } else {
+            tools::INSTRUCTIONS.to_string()
+        })
     }
 
     async fn list_tools(
@@ -175,7 +215,9 @@ impl ServerHandler for QuireServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(tools::definitions()))
+        Ok(ListToolsResult::with_all_items(tools::definitions(
+            self.allow_proposals,
+        )))
     }
 
     async fn call_tool(
@@ -184,7 +226,8 @@ impl ServerHandler for QuireServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
-        if !tools::is_tool(&name) {
+        let proposing = self.allow_proposals && name == PROPOSE_TOOL;
+        if !tools::is_tool(&name) && !proposing {
             // An unknown tool is a protocol error (the spec's -32602); everything else is a
             // tool result the agent can read. A long name is not echoed.
             let message = match check_length("name", &name, MAX_ARGUMENT_NAME_CHARS) {
@@ -195,7 +238,14 @@ impl ServerHandler for QuireServer {
         }
         let live = Arc::clone(&self.live);
         let arguments = request.arguments;
-        let result = match blocking(move || quire_app::ops::call(&live, &name, arguments)).await {
+        let work = move || {
+            if proposing {
+                propose(&live, arguments)
+            } else {
+                quire_app::ops::call(&live, &name, arguments)
+            }
+        };
+        let result = match blocking(work).await {
             Ok(value) => CallToolResult::structured(value),
             Err(e) => CallToolResult::error(vec![ContentBlock::text(error_text(&e))]),
         };

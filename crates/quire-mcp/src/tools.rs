@@ -1,13 +1,16 @@
-//! The six tools as MCP lists them: what each is called and tells an agent. What they answer is
-//! the application's ([`quire_app::ops`]); every tool reads, none writes.
+//! The tools as MCP lists them: what each is called and tells an agent. What they answer is
+//! the application's ([`quire_app::ops`]); the six read tools read, and the one more tool of
+//! `quire mcp --allow-proposals`, `propose_note_change`, only makes a proposal the user applies
+//! (or not) — no tool writes into the vault.
 
 use quire_app::args::{
-    FindRelatedNotesArgs, GetNoteArgs, GetOutlineArgs, ListNotesArgs, SearchNotesArgs,
-    VaultTreeArgs,
+    FindRelatedNotesArgs, GetNoteArgs, GetOutlineArgs, ListNotesArgs, ProposeNoteChangeArgs,
+    SearchNotesArgs, VaultTreeArgs,
 };
 use quire_app::ops::{
     FIND_RELATED_NOTES, GET_NOTE, GET_OUTLINE, LIST_NOTES, SEARCH_NOTES, VAULT_TREE,
 };
+use quire_app::proposals::PROPOSE_TOOL;
 use rmcp::handler::server::tool::schema_for_input;
 use rmcp::model::{Tool, ToolAnnotations};
 use schemars::JsonSchema;
@@ -18,6 +21,11 @@ vault. Find notes with search_notes (results carry line ranges), read exactly th
 get_note(path, lines), see a note's headings with get_outline, its neighbours with \
 find_related_notes, and the vault's shape with vault_tree and list_notes. Paths are \
 vault-relative, e.g. `Projects/Plan.md`. Nothing here changes the vault.";
+
+/// Added to [`INSTRUCTIONS`] when proposals are allowed.
+pub(crate) const PROPOSAL_INSTRUCTIONS: &str = " To suggest a change to a note, call \
+propose_note_change: it makes a proposal that the user reviews as a diff and applies or rejects \
+(`quire proposals`); it never writes the note itself.";
 
 fn tool<A: JsonSchema + 'static>(
     name: &'static str,
@@ -37,8 +45,37 @@ fn tool<A: JsonSchema + 'static>(
         )
 }
 
-/// The tools as `tools/list` shows them.
-pub(crate) fn definitions() -> Vec<Tool> {
+/// The tool that makes a proposal (listed with `--allow-proposals` only).
+fn propose_tool() -> Tool {
+    let schema = schema_for_input::<ProposeNoteChangeArgs>().unwrap_or_default();
+    Tool::new(
+        PROPOSE_TOOL,
+        "Propose one change to one Markdown note: create it, append text under a heading, or \
+         replace its content. Nothing is written: the result is a pending proposal (an id and \
+         the diff) that the user reviews and applies or rejects. Read the note first \
+         (get_note); a proposal made from stale text is refused when applied.",
+        schema,
+    )
+    .with_title("Propose a change to a note")
+    .with_annotations(
+        ToolAnnotations::new()
+            .read_only(false)
+            .destructive(false)
+            .idempotent(false)
+            .open_world(false),
+    )
+}
+
+/// The tools as `tools/list` shows them (`propose_note_change` when `allow_proposals`).
+pub(crate) fn definitions(allow_proposals: bool) -> Vec<Tool> {
+    let mut tools = read_tools();
+    if allow_proposals {
+        tools.push(propose_tool());
+    }
+    tools
+}
+
+fn read_tools() -> Vec<Tool> {
     vec![
         tool::<SearchNotesArgs>(
             SEARCH_NOTES,

@@ -28,6 +28,9 @@ pub enum ChangeRequest {
     AppendUnderHeading {
         /// Vault-relative path of an existing note.
         path: String,
+        /// The bytes the text was written for (read earlier); the proposal is refused when the
+        /// note holds other bytes now. `None`: the note as it is now.
+        base: Option<Vec<u8>>,
         /// The heading's text, without `#` marks; empty: at the end of the note.
         heading: String,
         /// The level of a heading that has to be added (1 to 6).
@@ -84,6 +87,9 @@ pub struct FileChange {
     /// The heading an append goes under.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub heading: Option<String>,
+    /// The first line of the text an append adds, in the new content.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
     /// sha256 (hex) of the bytes the change was made from; `None` for a new file.
     pub base_sha256: Option<String>,
     /// sha256 (hex) of the file after the change.

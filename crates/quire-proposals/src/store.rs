@@ -257,15 +257,30 @@ impl ProposalStore {
         })
     }
 
+    /// The text of an existing file and its hash, refused when `base` is given and the file
+    /// holds other bytes now.
+    fn current_text(
+        &self,
+        id: &str,
+        path: &str,
+        base: Option<&[u8]>,
+    ) -> Result<(String, String), ProposalError> {
+        let current = self.read_existing(path)?;
+        let base_sha = sha256_hex(&current);
+        if let Some(base) = base
+            && sha256_hex(base) != base_sha
+        {
+            return Err(ProposalError::Changed {
+                id: id.into(),
+                path: path.into(),
+                expected: sha256_hex(base)[..12].to_string(),
+                found: base_sha[..12].to_string(),
+            });
+        }
+        Ok((text(path, current)?, base_sha))
+    }
+
     fn file_change(&self, id: &str, request: &ChangeRequest) -> Result<FileChange, ProposalError> {
-        let text_of = |path: &str, bytes: Vec<u8>| {
-            String::from_utf8(bytes).map_err(|_| {
-                ProposalError::bad(
-                    path,
-                    "is not UTF-8 text: quire proposes changes to text only",
-                )
-            })
-        };
         Ok(match request {
             ChangeRequest::Create { path, content } => {
                 let abs = self.vault_path(path)?;
@@ -280,6 +295,7 @@ impl ProposalStore {
                     path: path.clone(),
                     new_path: None,
                     heading: None,
+                    line: None,
                     base_sha256: None,
                     new_sha256: sha256_hex(content.as_bytes()),
                     diff: unified_diff(None, "", Some(path), content),
@@ -291,24 +307,13 @@ impl ProposalStore {
                 base,
                 content,
             } => {
-                let current = self.read_existing(path)?;
-                let base_sha = sha256_hex(&current);
-                if let Some(base) = base
-                    && sha256_hex(base) != base_sha
-                {
-                    return Err(ProposalError::Changed {
-                        id: id.into(),
-                        path: path.clone(),
-                        expected: sha256_hex(base)[..12].to_string(),
-                        found: base_sha[..12].to_string(),
-                    });
-                }
-                let old = text_of(path, current)?;
+                let (old, base_sha) = self.current_text(id, path, base.as_deref())?;
                 FileChange {
                     kind: ChangeKind::Replace,
                     path: path.clone(),
                     new_path: None,
                     heading: None,
+                    line: None,
                     base_sha256: Some(base_sha),
                     new_sha256: sha256_hex(content.as_bytes()),
                     diff: unified_diff(Some(path), &old, Some(path), content),
@@ -317,19 +322,19 @@ impl ProposalStore {
             }
             ChangeRequest::AppendUnderHeading {
                 path,
+                base,
                 heading,
                 level,
                 text,
             } => {
-                let current = self.read_existing(path)?;
-                let base_sha = sha256_hex(&current);
-                let old = text_of(path, current)?;
-                let content = append_under(path, &old, heading, *level, text);
+                let (old, base_sha) = self.current_text(id, path, base.as_deref())?;
+                let (content, line) = append_under(path, &old, heading, *level, text);
                 FileChange {
                     kind: ChangeKind::Append,
                     path: path.clone(),
                     new_path: None,
                     heading: Some(heading.trim().to_string()).filter(|h| !h.is_empty()),
+                    line: Some(line),
                     base_sha256: Some(base_sha),
                     new_sha256: sha256_hex(content.as_bytes()),
                     diff: unified_diff(Some(path), &old, Some(path), &content),
@@ -346,12 +351,13 @@ impl ProposalStore {
                         path: to.clone(),
                     });
                 }
-                let old = text_of(from, current)?;
+                let old = text(from, current)?;
                 FileChange {
                     kind: ChangeKind::Rename,
                     path: from.clone(),
                     new_path: Some(to.clone()),
                     heading: None,
+                    line: None,
                     base_sha256: Some(base_sha.clone()),
                     new_sha256: base_sha,
                     diff: unified_diff(Some(from), &old, Some(to), &old),
@@ -362,9 +368,19 @@ impl ProposalStore {
     }
 }
 
+/// Bytes as text, or a refusal: proposals change text files only.
+fn text(path: &str, bytes: Vec<u8>) -> Result<String, ProposalError> {
+    String::from_utf8(bytes).map_err(|_| {
+        ProposalError::bad(
+            path,
+            "is not UTF-8 text: quire proposes changes to text only",
+        )
+    })
+}
+
 /// `text` under `heading` of the note `old` (the heading added at the end when the note has
-/// none), or at the end of the note when `heading` is empty.
-fn append_under(path: &str, old: &str, heading: &str, level: u8, text: &str) -> String {
+/// none), or at the end of the note when `heading` is empty; and the added text's first line.
+fn append_under(path: &str, old: &str, heading: &str, level: u8, text: &str) -> (String, usize) {
     let heading = heading.trim().trim_start_matches('#').trim();
     if heading.is_empty() {
         let mut content = old.to_string();
@@ -375,16 +391,17 @@ fn append_under(path: &str, old: &str, heading: &str, level: u8, text: &str) -> 
         if !content.trim().is_empty() {
             content.push_str(eol);
         }
+        let line = content.matches('\n').count() + 1;
         content.push_str(&text.trim().lines().collect::<Vec<_>>().join(eol));
         content.push_str(eol);
-        return content;
+        return (content, line);
     }
     let note = parse_note(path, old, &ParseOptions::default());
     let section = note
         .headings
         .iter()
         .find(|h| h.text.trim().eq_ignore_ascii_case(heading));
-    insert_under_heading(old, section, level, heading, text).0
+    insert_under_heading(old, section, level, heading, text)
 }
 
 fn one_line(text: &str) -> String {
@@ -430,14 +447,17 @@ mod tests {
 
     #[test]
     fn an_append_without_heading_goes_at_the_end_after_a_blank_line() {
-        assert_eq!(append_under("N.md", "a\nb", "", 2, "new"), "a\nb\n\nnew\n");
+        assert_eq!(
+            append_under("N.md", "a\nb", "", 2, "new"),
+            ("a\nb\n\nnew\n".into(), 4)
+        );
         assert_eq!(
             append_under("N.md", "# T\n## Log\nx\n## End\n", "log", 2, "y"),
-            "# T\n## Log\nx\n\ny\n## End\n"
+            ("# T\n## Log\nx\n\ny\n## End\n".into(), 5)
         );
         assert_eq!(
             append_under("N.md", "# T\n", "## Ideas", 2, "z"),
-            "# T\n\n## Ideas\n\nz\n"
+            ("# T\n\n## Ideas\n\nz\n".into(), 5)
         );
     }
 }

@@ -99,6 +99,7 @@ fn a_proposal_writes_nothing_until_applied_then_writes_all_and_keeps_backups() {
         .create(proposal(vec![
             ChangeRequest::AppendUnderHeading {
                 path: path.clone(),
+                base: None,
                 heading: "Added by a test".into(),
                 level: 2,
                 text: "A new line.".into(),

@@ -8,6 +8,7 @@ use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use quire_app::AppError;
+use quire_app::proposals::ProposalError;
 use quire_index::IndexError;
 use quire_search::SearchError;
 use quire_vault::VaultError;
@@ -195,6 +196,7 @@ impl From<AppError> for ApiError {
             AppError::UnknownResource(_) => {
                 ApiError::new(StatusCode::NOT_FOUND, "not_found", message)
             }
+            AppError::Proposal(e) => e.into(),
             AppError::Internal(_) => ApiError::internal(message),
         }
     }
@@ -211,8 +213,37 @@ impl From<quire_assist::AssistError> for ApiError {
                 ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "note_unreadable", message)
             }
             E::Unusable(_) => ApiError::bad_request(message),
+            E::Changed { .. } => ApiError::new(StatusCode::CONFLICT, "note_changed", message),
             E::Llm(_) => ApiError::new(StatusCode::BAD_GATEWAY, "llm_error", message),
             _ => ApiError::internal(message),
+        }
+    }
+}
+
+impl From<ProposalError> for ApiError {
+    fn from(e: ProposalError) -> Self {
+        let message = e.to_string();
+        match e {
+            ProposalError::NotFound(_) => {
+                ApiError::new(StatusCode::NOT_FOUND, "proposal_not_found", message)
+            }
+            ProposalError::NotPending { .. } => {
+                ApiError::new(StatusCode::CONFLICT, "proposal_not_pending", message)
+            }
+            ProposalError::Changed { .. } => {
+                ApiError::new(StatusCode::CONFLICT, "note_changed", message)
+            }
+            ProposalError::Exists { .. } => {
+                ApiError::new(StatusCode::CONFLICT, "file_exists", message)
+            }
+            ProposalError::BadChange { .. } | ProposalError::TooLarge(_) => {
+                ApiError::bad_request(message)
+            }
+            ProposalError::Busy => ApiError::new(StatusCode::CONFLICT, "apply_busy", message),
+            ProposalError::Interrupted { .. }
+            | ProposalError::Write(_)
+            | ProposalError::Io { .. }
+            | ProposalError::Corrupt { .. } => ApiError::internal(message),
         }
     }
 }

@@ -92,7 +92,7 @@ enum Streamed {
     Failed(ApiError),
 }
 
-fn body<T>(body: Result<Json<T>, JsonRejection>) -> Result<T, ApiError> {
+pub(crate) fn body<T>(body: Result<Json<T>, JsonRejection>) -> Result<T, ApiError> {
     body.map(|Json(b)| b).map_err(|rejection| {
         let status = rejection.status();
         let code = match status {

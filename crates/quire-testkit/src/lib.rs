@@ -244,6 +244,35 @@ pub fn copy_notes(paths: &[&str], to: &Path) {
     }
 }
 
+/// sha256 (hex) of every file under `root`, hidden ones included, by path relative to `root`:
+/// compare two to prove a run wrote nothing into a vault (or exactly which files it wrote).
+pub fn file_hashes(root: &Path) -> std::collections::BTreeMap<String, String> {
+    use sha2::{Digest, Sha256};
+    fn walk(root: &Path, dir: &Path, out: &mut std::collections::BTreeMap<String, String>) {
+        for entry in std::fs::read_dir(dir).expect("read dir") {
+            let path = entry.expect("dir entry").path();
+            if path.is_dir() {
+                walk(root, &path, out);
+            } else {
+                let bytes = std::fs::read(&path).expect("read file");
+                let hex = Sha256::digest(&bytes)
+                    .iter()
+                    .map(|b| format!("{b:02x}"))
+                    .collect();
+                let rel = path
+                    .strip_prefix(root)
+                    .expect("under root")
+                    .display()
+                    .to_string();
+                out.insert(rel, hex);
+            }
+        }
+    }
+    let mut out = std::collections::BTreeMap::new();
+    walk(root, root, &mut out);
+    out
+}
+
 /// Replaces `from` with `to` in a file, as an editor would (the text must be there).
 pub fn edit_file(file: &Path, from: &str, to: &str) {
     let text = std::fs::read_to_string(file).expect("read the note");

@@ -34,18 +34,20 @@ fn served_vault(
     config.name = name;
     Ok(config)
 }
-/// `quire mcp`: the read-only MCP server. stdout carries the protocol, so everything else
-/// (the model note, sync reports) goes to stderr.
+/// `quire mcp`: the read-only MCP server (with `allow_proposals`, one more tool that makes
+/// proposals). stdout carries the protocol, so everything else (the model note, sync reports)
+/// goes to stderr.
 pub(crate) fn mcp(
     cli: &Cli,
     http: Option<&str>,
     no_watch: bool,
     debounce_ms: Option<u64>,
+    allow_proposals: bool,
 ) -> Result<ExitCode> {
     let config = served_vault(cli, no_watch, debounce_ms, "quire mcp")?;
     match http {
-        Some(spec) => quire_mcp::serve_http(config, listen_addr(spec)?)?,
-        None => quire_mcp::serve_stdio(config)?,
+        Some(spec) => quire_mcp::serve_http(config, listen_addr(spec)?, allow_proposals)?,
+        None => quire_mcp::serve_stdio(config, allow_proposals)?,
     }
     Ok(ExitCode::SUCCESS)
 }

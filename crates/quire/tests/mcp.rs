@@ -95,3 +95,8 @@ fn watching_server_finds_notes_written_while_it_runs() {
 fn server_without_an_index_explains_search_and_still_reads_notes() {
     run_client("noindex");
 }
+
+#[test]
+fn allowed_proposals_are_made_by_the_client_and_applied_only_by_the_user() {
+    run_client("proposals");
+}

@@ -303,6 +303,10 @@ fn the_api_answers_search_notes_outlines_related_notes_and_status() {
         "/api/audit",
         "/api/ask",
         "/api/draft",
+        "/api/proposals",
+        "/api/proposals/{id}",
+        "/api/proposals/{id}/apply",
+        "/api/proposals/{id}/reject",
         "/api/events",
     ] {
         assert!(openapi["paths"][route].is_object(), "{route} undocumented");
@@ -1453,25 +1457,6 @@ fn ctrl_c_stops_the_server_even_while_a_page_listens_to_events() {
     }
 }
 
-/// sha256 of every file of a folder, hidden ones included.
-fn vault_hashes(root: &Path) -> std::collections::BTreeMap<String, String> {
-    fn walk(root: &Path, dir: &Path, out: &mut std::collections::BTreeMap<String, String>) {
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                walk(root, &path, out);
-            } else {
-                let rel = path.strip_prefix(root).unwrap().display().to_string();
-                let bytes = std::fs::read(&path).unwrap();
-                out.insert(rel, quire_app::proposals::sha256_hex(&bytes));
-            }
-        }
-    }
-    let mut out = std::collections::BTreeMap::new();
-    walk(root, root, &mut out);
-    out
-}
-
 #[test]
 fn proposals_are_made_shown_and_applied_only_by_a_json_post_from_an_allowed_origin() {
     let f = sample();
@@ -1479,7 +1464,7 @@ fn proposals_are_made_shown_and_applied_only_by_a_json_post_from_an_allowed_orig
     wait_ready(&server, None);
     let base = &server.url;
     let note = "Projects/Sourdough Experiment.md";
-    let before = vault_hashes(&f.vault);
+    let before = support::file_hashes(&f.vault);
     let (status, text) = post(
         &format!("{base}/api/proposals"),
         &json!({"path": note, "change": "append", "heading": "Next", "text": "- Try rye flour."})
@@ -1491,7 +1476,7 @@ fn proposals_are_made_shown_and_applied_only_by_a_json_post_from_an_allowed_orig
     let id = made["id"].as_str().unwrap().to_string();
     assert_eq!(made["status"], "pending");
     assert_eq!(
-        vault_hashes(&f.vault),
+        support::file_hashes(&f.vault),
         before,
         "making a proposal wrote into the vault"
     );
@@ -1523,7 +1508,7 @@ fn proposals_are_made_shown_and_applied_only_by_a_json_post_from_an_allowed_orig
     let _ = response.body_mut().read_to_string();
     let (status, _) = post(&apply, "", Some("application/x-www-form-urlencoded"));
     assert_eq!(status, 415);
-    assert_eq!(vault_hashes(&f.vault), before);
+    assert_eq!(support::file_hashes(&f.vault), before);
 
     let (status, text) = post(&apply, "{}", Some("application/json"));
     assert_eq!(status, 200, "{text}");
@@ -1546,7 +1531,7 @@ fn proposals_are_made_shown_and_applied_only_by_a_json_post_from_an_allowed_orig
     let second: Value = serde_json::from_str(&text).unwrap();
     let second = second["id"].as_str().unwrap().to_string();
     support::edit_file(&f.vault.join(note), "Try rye flour", "Try spelt flour");
-    let edited = vault_hashes(&f.vault);
+    let edited = support::file_hashes(&f.vault);
     let (status, text) = post(
         &format!("{base}/api/proposals/{second}/apply"),
         "{}",
@@ -1557,7 +1542,7 @@ fn proposals_are_made_shown_and_applied_only_by_a_json_post_from_an_allowed_orig
         text.contains("note_changed") && text.contains(note),
         "{text}"
     );
-    assert_eq!(vault_hashes(&f.vault), edited);
+    assert_eq!(support::file_hashes(&f.vault), edited);
     let (status, text) = post(
         &format!("{base}/api/proposals/{second}/reject"),
         "{}",
@@ -1565,7 +1550,7 @@ fn proposals_are_made_shown_and_applied_only_by_a_json_post_from_an_allowed_orig
     );
     assert_eq!(status, 200, "{text}");
     assert!(text.contains("\"rejected\""));
-    assert_eq!(vault_hashes(&f.vault), edited);
+    assert_eq!(support::file_hashes(&f.vault), edited);
     let (status, text) = post(
         &format!("{base}/api/proposals"),
         &json!({"path": "../outside.md", "change": "create", "text": "x"}).to_string(),

@@ -5,7 +5,7 @@ Each scenario copies a real vault (obsidian-starter-vault) into WORKDIR, adds a 
 `Big.md` and a symlink `escape.md` that points outside the vault, and (except `fresh` and
 `noindex`) indexes it with `quire index --no-embeddings`:
 
-    python test_mcp.py --scenario stdio|http|fresh|noindex --quire BIN --corpus VAULT --workdir DIR
+    python test_mcp.py --scenario stdio|http|fresh|noindex|proposals --quire BIN --corpus VAULT --workdir DIR
 
 - stdio: every tool, the resources, traversal and malformed arguments, over stdin/stdout
   (initialize handshake), and a few calls with the 2026-07-28 protocol (server/discover);
@@ -471,9 +471,102 @@ async def scenario_noindex(args: argparse.Namespace, checks: Checks) -> None:
         await checks.run("get_note, get_outline and vault_tree need no index", files_still_answer)
 
 
+def vault_hashes(vault: Path) -> dict[str, str]:
+    """sha256 of every file of the vault (links not followed)."""
+    out = {}
+    for path in sorted(vault.rglob("*")):
+        if path.is_file() and not path.is_symlink():
+            out[str(path.relative_to(vault))] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
+async def scenario_proposals(args: argparse.Namespace, checks: Checks) -> None:
+    """`quire mcp --allow-proposals`: the client proposes, nothing is written; the user applies."""
+    prepare_vault(args, indexed=True)
+    before = vault_hashes(args.vault)
+    params = StdioServerParameters(
+        command=str(args.quire), args=server_args(args, "--no-watch", "--allow-proposals"))
+    made: dict[str, Any] = {}
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        init = await session.initialize()
+
+        async def listed() -> None:
+            assert "propose_note_change" in (init.instructions or ""), init.instructions
+            tools = {t.name: t for t in (await session.list_tools()).tools}
+            assert set(tools) == TOOLS | {"propose_note_change"}, sorted(tools)
+            propose = tools["propose_note_change"]
+            assert propose.annotations is not None and propose.annotations.read_only_hint is False
+            assert propose.annotations.destructive_hint is False
+            schema = propose.input_schema
+            assert set(schema["required"]) == {"path", "change", "text"}, schema
+            assert set(schema["properties"]) == {"path", "change", "text", "heading", "title"}, schema
+
+        await checks.run("tools/list: the six tools and propose_note_change", listed)
+
+        async def append() -> None:
+            result = await call(session, "propose_note_change", {
+                "path": ICE, "change": "append", "heading": "Open questions",
+                "text": "- How thick is the ice at the south pole?", "title": "A question to keep",
+            })
+            assert result["status"] == "pending", result
+            assert result["files"] == [ICE], result
+            assert result["title"] == "A question to keep"
+            assert "+- How thick is the ice at the south pole?" in result["diff"], result["diff"]
+            assert f"--- a/{ICE}" in result["diff"]
+            assert "Nothing was written" in result["next"]
+            stored = json.loads((args.index_dir / "proposals" / f"{result['id']}.json").read_text())
+            assert stored["status"] == "pending" and stored["changes"][0]["kind"] == "append", stored
+            assert stored["changes"][0]["base_sha256"] == before[ICE]
+            made["append"] = result["id"]
+
+        await checks.run("propose_note_change appends under a heading as a pending proposal", append)
+
+        async def create() -> None:
+            result = await call(session, "propose_note_change", {
+                "path": "Ideas/Europa.md", "change": "create", "text": "# Europa\n\nAnother ocean.\n"})
+            assert result["diff"].startswith("--- /dev/null\n+++ b/Ideas/Europa.md"), result["diff"]
+            assert not (args.vault / "Ideas").exists()
+
+        await checks.run("propose_note_change creates a note as a proposal only", create)
+
+        async def refused() -> None:
+            await tool_error(session, "propose_note_change",
+                             {"path": "../outside.md", "change": "create", "text": "x"}, "outside the vault")
+            await tool_error(session, "propose_note_change",
+                             {"path": "notes.txt", "change": "create", "text": "x"}, ".md")
+            await tool_error(session, "propose_note_change",
+                             {"path": ICE, "change": "create", "text": "x"}, "already exists")
+            await tool_error(session, "propose_note_change",
+                             {"path": "Nope.md", "change": "append", "text": "x"}, "no such file")
+            await tool_error(session, "propose_note_change",
+                             {"path": ICE, "change": "delete", "text": "x"}, "change")
+            await tool_error(session, "propose_note_change",
+                             {"path": "escape.md", "change": "replace", "text": "x"}, "symbolic link")
+
+        await checks.run("bad proposals are tool errors", refused)
+
+    async def nothing_written() -> None:
+        assert vault_hashes(args.vault) == before, "the vault changed while only proposals were made"
+
+    await checks.run("the vault is byte-for-byte unchanged", nothing_written)
+
+    async def user_applies() -> None:
+        out = subprocess.run(
+            [str(args.quire), "--vault", str(args.vault), "--index-dir", str(args.index_dir),
+             "proposals", "apply", made["append"]],
+            capture_output=True, text=True, check=True)
+        assert "applied" in out.stdout, out.stdout
+        text = file_text(args.vault, ICE)
+        assert text.rstrip().endswith("- How thick is the ice at the south pole?"), text[-300:]
+        after = vault_hashes(args.vault)
+        assert {k for k in after if after[k] != before.get(k)} == {ICE}
+
+    await checks.run("the user applies it with quire proposals apply", user_applies)
+
+
 async def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--scenario", required=True, choices=["stdio", "http", "fresh", "noindex"])
+    parser.add_argument("--scenario", required=True, choices=["stdio", "http", "fresh", "noindex", "proposals"])
     parser.add_argument("--quire", type=Path, required=True)
     parser.add_argument("--corpus", type=Path, required=True, help="the vault to copy")
     parser.add_argument("--workdir", type=Path, required=True, help="an empty directory")
@@ -484,6 +577,7 @@ async def main() -> int:
         "http": scenario_http,
         "fresh": scenario_fresh,
         "noindex": scenario_noindex,
+        "proposals": scenario_proposals,
     }[args.scenario]
     await asyncio.wait_for(scenario(args, checks), timeout=240)
     print(f"{checks.passed} passed, {len(checks.failed)} failed", flush=True)

@@ -1,20 +1,22 @@
-//! `quire draft`: a section written from the other notes, printed, or inserted with `--insert`.
+//! `quire draft`: a section written from the other notes, printed, proposed (`--propose`) or
+//! inserted (`--insert`: proposed and applied at once).
 
-use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Result, bail};
+use quire_app::proposals::{Applied, Proposal};
 use quire_assist::ask::AnswerKind;
 use quire_assist::context::{ContextLimits, SourceReader};
-use quire_assist::draft::{Draft, DraftTarget, Inserted, insert_draft, write_draft};
+use quire_assist::draft::{Draft, DraftTarget, write_draft};
 use quire_search::Mode;
+use serde::Serialize;
 
 use super::ask::{retrieval_summary, source_cards};
 use super::streaming::Streaming;
 use super::{EXIT_CANCELLED, chat_model};
 use crate::Cli;
 use crate::common::{
-    find_note, index_location, load_embedder, open_options, open_searcher, open_vault, print_json,
+    find_note, load_embedder, open_options, open_searcher, open_vault, print_json,
 };
 
 /// `draft`'s flags.
@@ -22,16 +24,16 @@ pub(super) struct DraftFlags<'a> {
     pub note: &'a str,
     pub heading: &'a str,
     pub insert: bool,
-    pub backup_dir: Option<&'a Path>,
+    pub propose: bool,
     pub limits: ContextLimits,
     pub mode: Option<Mode>,
 }
 
 pub(super) fn draft(cli: &Cli, flags: DraftFlags<'_>, out: &mut String) -> Result<ExitCode> {
     let model = chat_model()?;
-    if flags.insert && model.is_none() {
+    if (flags.insert || flags.propose) && model.is_none() {
         bail!(
-            "--insert writes a generated draft, and no language model is configured (see `quire config`); without --insert, quire lists the material for the section"
+            "--insert and --propose write a generated draft, and no language model is configured (see `quire config`); without them, quire lists the material for the section"
         );
     }
     let vault = open_vault(cli)?;
@@ -61,60 +63,94 @@ pub(super) fn draft(cli: &Cli, flags: DraftFlags<'_>, out: &mut String) -> Resul
         return Ok(ExitCode::from(EXIT_CANCELLED));
     };
     streaming.printer.end_line();
-    let inserted = if flags.insert {
-        Some(insert(cli, &target, &draft, flags.backup_dir)?)
+    let written = if flags.insert || flags.propose {
+        Some(propose(cli, &target, &draft, flags.insert)?)
     } else {
         None
     };
     if cli.json {
         let mut value = serde_json::to_value(&draft)?;
-        value["inserted"] = serde_json::to_value(&inserted)?;
+        value["proposal"] = serde_json::to_value(&written)?;
         print_json(out, &value);
     } else {
-        streaming.text(&draft_footer(&target, &draft, inserted.as_ref()));
+        streaming.text(&draft_footer(&target, &draft, written.as_ref()));
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// Inserts a generated draft under its heading, keeping the note as it was in the backups.
-fn insert(
-    cli: &Cli,
-    target: &DraftTarget,
-    draft: &Draft,
-    backup_dir: Option<&Path>,
-) -> Result<Inserted> {
+/// What `--propose` or `--insert` did with the draft.
+#[derive(Serialize)]
+struct Written {
+    /// The proposal (applied with `--insert`).
+    proposal: Proposal,
+    /// The draft's first line in the note.
+    line: usize,
+    /// Whether the heading was added at the end because the note did not have it.
+    heading_added: bool,
+    /// With `--insert`: what was written and where the backup is.
+    applied: Option<Applied>,
+}
+
+/// Makes the draft a proposal to put under its heading, and applies it with `apply`.
+fn propose(cli: &Cli, target: &DraftTarget, draft: &Draft, apply: bool) -> Result<Written> {
     if draft.kind != AnswerKind::Generated || draft.draft.trim().is_empty() {
-        bail!("the model wrote no draft: nothing was inserted");
+        bail!("the model wrote no draft: nothing was proposed or inserted");
     }
-    let backups = match backup_dir {
-        Some(dir) => dir.to_path_buf(),
-        None => index_location(cli)?.dir.join("backups"),
+    let store = crate::proposals::open(cli)?;
+    let sources = draft.sources.iter().map(|s| s.path.clone()).collect();
+    let proposal = quire_app::proposals::propose_draft(&store, target, &draft.draft, sources)?;
+    let line = proposal.changes[0].line.unwrap_or(1);
+    let applied = if apply {
+        Some(crate::proposals::apply(&store, &proposal.id)?)
+    } else {
+        None
     };
-    Ok(insert_draft(target, &draft.draft, &backups)?)
+    Ok(Written {
+        proposal: applied.as_ref().map_or(proposal, |a| a.proposal.clone()),
+        line,
+        heading_added: target.section.is_none(),
+        applied,
+    })
 }
 
 /// The lines after a draft: source cards, warnings, retrieval, and where it went.
-fn draft_footer(target: &DraftTarget, draft: &Draft, inserted: Option<&Inserted>) -> String {
+fn draft_footer(target: &DraftTarget, draft: &Draft, written: Option<&Written>) -> String {
     let mut text = source_cards(&draft.sources);
     for warning in &draft.warnings {
         text.push_str(&format!("warning: {warning}\n"));
     }
     text.push_str(&retrieval_summary(&draft.retrieval));
-    match inserted {
-        Some(inserted) => text.push_str(&format!(
-            "inserted under “{}” at {}:{}{}; the note as it was is kept in {}\n",
+    let added = |w: &Written| {
+        if w.heading_added {
+            " (heading added at the end)"
+        } else {
+            ""
+        }
+    };
+    match written {
+        Some(w @ Written {
+            applied: Some(applied),
+            ..
+        }) => text.push_str(&format!(
+            "inserted under “{}” at {}:{}{} (proposal {}); the note as it was is kept in {}\n",
             target.heading,
-            inserted.path,
-            inserted.line,
-            if inserted.heading_added {
-                " (heading added at the end)"
-            } else {
-                ""
-            },
-            inserted.backup.display()
+            target.path,
+            w.line,
+            added(w),
+            w.proposal.id,
+            applied.backup_dir.display()
+        )),
+        Some(w) => text.push_str(&format!(
+            "proposed under “{}” at {}:{}{}: proposal {} (`quire proposals show {}`, then `apply` or `reject`)\n",
+            target.heading,
+            target.path,
+            w.line,
+            added(w),
+            w.proposal.id,
+            w.proposal.id
         )),
         None if draft.kind == AnswerKind::Generated => {
-            text.push_str("(not written into the note: add --insert to do so)\n")
+            text.push_str("(not written into the note: --propose makes it a proposal, --insert writes it)\n")
         }
         None => {}
     }

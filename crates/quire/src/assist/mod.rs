@@ -50,20 +50,20 @@ pub enum AssistCommand {
     },
     /// Draft a section of NOTE from what your other notes say.
     ///
-    /// A few paragraphs with [[wikilink]] sources. --insert writes the draft under the heading
+    /// A few paragraphs with [[wikilink]] sources. --propose makes the draft a proposal to put
+    /// under the heading (see `quire proposals`); --insert makes it and applies it at once
     /// (atomically, only if the note is unchanged since it was read, keeping a backup).
     Draft {
         note: String,
         /// The section: "## Section" or "Section".
         #[arg(long)]
         heading: String,
-        /// Write the draft into the note under the heading.
-        #[arg(long)]
+        /// Write the draft into the note under the heading (a proposal, applied at once).
+        #[arg(long, conflicts_with = "propose")]
         insert: bool,
-        /// Where --insert keeps the copy of the note as it was (default: backups/ in the
-        /// index directory, outside the vault).
+        /// Make the draft a proposal to review and apply later (`quire proposals`).
         #[arg(long)]
-        backup_dir: Option<PathBuf>,
+        propose: bool,
         #[command(flatten)]
         context: ContextArgs,
         /// hybrid, bm25 or vector (default: hybrid when the index has embeddings, else bm25).
@@ -161,7 +161,7 @@ pub fn run(cli: &Cli, command: &AssistCommand, out: &mut String) -> Result<ExitC
             note,
             heading,
             insert,
-            backup_dir,
+            propose,
             context,
             mode,
         } => draft::draft(
@@ -170,7 +170,7 @@ pub fn run(cli: &Cli, command: &AssistCommand, out: &mut String) -> Result<ExitC
                 note,
                 heading,
                 insert: *insert,
-                backup_dir: backup_dir.as_deref(),
+                propose: *propose,
                 limits: context.limits(),
                 mode: *mode,
             },
