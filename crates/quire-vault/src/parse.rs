@@ -25,15 +25,20 @@ pub struct ParseOptions {
 }
 
 static TAG: LazyLock<Regex> = LazyLock::new(|| {
-    // Obsidian: `#` after a line start or white space, then letters, digits, `_`, `-`, `/`
-    // (any script); a tag needs at least one character that is not a digit.
-    Regex::new(r"(?:^|[\s(\[,;])#([\p{L}\p{M}\p{N}_/\-]+)").expect("static regex")
+    // Obsidian: `#` at the start of the text or after white space (its own pattern is
+    // `(^|\s)#…`, obsidianmd/obsidian-help#816), so never after `[`, `(`, `,` or a letter; then
+    // letters, digits, `_`, `-`, `/` (any script); a tag needs one character that is not a digit.
+    // `^` is the start of a text node: `opens_tag` decides what came before it.
+    Regex::new(r"(?:^|\s)#([\p{L}\p{M}\p{N}_/\-]+)").expect("static regex")
 });
 static BLOCK_ID: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?:^|\s)\^([A-Za-z0-9][A-Za-z0-9-]*)\s*$").expect("static regex")
 });
 static WIKILINK: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(!?)\[\[([^\[\]\n]+?)\]\]").expect("static regex"));
+/// Stands in, in the text comrak reads, for each `|` of a wikilink after its first (see
+/// [`mask_extra_pipes`]); one byte, like the `|`, so every position stays a position in the file.
+const PIPE_STAND_IN: char = '\u{1f}';
 static URL_SCHEME: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^[A-Za-z][A-Za-z0-9+.\-]*:").expect("static regex"));
 
@@ -82,6 +87,7 @@ pub fn parse_note(path: &str, text: &str, options: &ParseOptions) -> Note {
         blank(&mut masked, 0..span.body_start);
     }
 
+    mask_extra_pipes(&mut masked);
     let arena = Arena::new();
     let root = comrak::parse_document(&arena, &masked, &markdown_options());
     let mut reader = TreeReader {
@@ -349,9 +355,17 @@ impl TreeReader<'_> {
             let line = pos.start.line;
             match &data.value {
                 NodeValue::WikiLink(w) => {
-                    let (target, subpath) = split_subpath(&w.url);
+                    // In a table cell the alias's `|` is written `\|`, and comrak hands the
+                    // whole `target|alias` over as the URL.
+                    let (url, alias) = match w.url.split_once('|') {
+                        Some((url, alias)) => (url, Some(alias.trim().to_string())),
+                        None => (w.url.as_str(), None),
+                    };
+                    let (target, subpath) = split_subpath(url);
                     let text = inline_text(node);
-                    let display = (!text.is_empty() && text != w.url).then_some(text);
+                    let display = alias
+                        .or_else(|| (!text.is_empty() && text != w.url).then_some(text))
+                        .filter(|d| !d.is_empty());
                     self.note.links.push(Link {
                         kind: if w.embed {
                             LinkKind::Embed
@@ -394,7 +408,21 @@ impl TreeReader<'_> {
                     if !(maybe_tag || maybe_id) || has_ancestor_link(node) {
                         continue;
                     }
+                    // `[[…]]` that comrak left as text (a `[` inside, escaped brackets) holds
+                    // no tag either.
+                    let in_brackets: Vec<std::ops::Range<usize>> = if maybe_tag {
+                        WIKILINK.find_iter(text).map(|m| m.range()).collect()
+                    } else {
+                        Vec::new()
+                    };
                     for cap in TAG.captures_iter(if maybe_tag { text } else { "" }) {
+                        let Some(whole) = cap.get(0) else { continue };
+                        let hash = whole.end() - cap[1].len() - 1;
+                        if (hash == 0 && !opens_tag(node))
+                            || in_brackets.iter().any(|r| r.contains(&hash))
+                        {
+                            continue;
+                        }
                         let name = cap[1].trim_end_matches('/');
                         if name.chars().any(|c| !c.is_ascii_digit()) && !name.is_empty() {
                             self.note.tags.push(Tag {
@@ -463,6 +491,70 @@ impl TreeReader<'_> {
     }
 }
 
+/// Whether a `#` at the very start of this text node may open a tag: the node starts its block
+/// or line, or follows white space or an inline HTML tag (`<span>#tag</span>`). Text after
+/// other markup (`[`, a code span, a link, `\[`) does not: Obsidian wants `^` or white space.
+/// An emphasis that starts with the text (`**#tag**`) is judged by what comes before it.
+fn opens_tag<'a>(node: &'a AstNode<'a>) -> bool {
+    let Some(before) = node.previous_sibling() else {
+        return match node.parent() {
+            Some(parent) => match parent.data().value {
+                NodeValue::Emph
+                | NodeValue::Strong
+                | NodeValue::Strikethrough
+                | NodeValue::Highlight
+                | NodeValue::Underline => opens_tag(parent),
+                _ => true,
+            },
+            None => true,
+        };
+    };
+    match &before.data().value {
+        NodeValue::SoftBreak | NodeValue::LineBreak | NodeValue::HtmlInline(_) => true,
+        NodeValue::Text(t) => t.ends_with(char::is_whitespace),
+        _ => false,
+    }
+}
+
+/// Lets comrak read a wikilink with more than one `|`. Obsidian splits `[[target|alias]]` at the
+/// first `|` and keeps the rest as the alias or an embed's size and attributes
+/// (`![[a.png|center|400]]`, `[[#a#b||alias]]`); comrak's wikilink scanner gives up at a second
+/// `|`. So every `|` after the first becomes [`PIPE_STAND_IN`] here, and [`inline_text`] turns it
+/// back. Lines with a `|` outside `[[…]]` may be table rows, where a `|` splits cells (Obsidian
+/// wants `\|` there): those are left alone.
+fn mask_extra_pipes(text: &mut String) {
+    if text.contains(PIPE_STAND_IN) || !text.contains("[[") {
+        return;
+    }
+    let mut positions = Vec::new();
+    let mut line_start = 0;
+    for line in text.split_inclusive('\n') {
+        let links: Vec<_> = WIKILINK.find_iter(line).collect();
+        let outside = links.iter().fold(line.matches('|').count(), |n, m| {
+            n - m.as_str().matches('|').count()
+        });
+        if outside == 0 {
+            for m in &links {
+                let pipes = m.as_str().match_indices('|').skip(1);
+                positions.extend(pipes.map(|(i, _)| line_start + m.start() + i));
+            }
+        }
+        line_start += line.len();
+    }
+    if positions.is_empty() {
+        return;
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut copied = 0;
+    for at in positions {
+        out.push_str(&text[copied..at]);
+        out.push(PIPE_STAND_IN);
+        copied = at + 1;
+    }
+    out.push_str(&text[copied..]);
+    *text = out;
+}
+
 fn has_ancestor_link<'a>(node: &'a AstNode<'a>) -> bool {
     node.ancestors().skip(1).any(|a| {
         matches!(
@@ -483,17 +575,25 @@ fn split_subpath(url: &str) -> (String, Option<String>) {
     }
 }
 
-/// The plain text of a node's inlines (code spans included, markup dropped).
+/// The plain text of a node's inlines (code spans included, markup dropped). An embed inside
+/// shows a file, not words: its `|…` (a size, attributes) is left out.
 fn inline_text<'a>(node: &'a AstNode<'a>) -> String {
-    let mut out = String::new();
-    for d in node.descendants().skip(1) {
-        match &d.data().value {
-            NodeValue::Text(t) => out.push_str(t),
-            NodeValue::Code(c) => out.push_str(&c.literal),
-            NodeValue::SoftBreak | NodeValue::LineBreak => out.push(' '),
-            NodeValue::Math(m) => out.push_str(&m.literal),
-            _ => {}
+    fn push_text<'a>(node: &'a AstNode<'a>, out: &mut String) {
+        for d in node.children() {
+            match &d.data().value {
+                NodeValue::Text(t) => out.push_str(t),
+                NodeValue::Code(c) => out.push_str(&c.literal),
+                NodeValue::SoftBreak | NodeValue::LineBreak => out.push(' '),
+                NodeValue::Math(m) => out.push_str(&m.literal),
+                NodeValue::WikiLink(w) if w.embed => {}
+                _ => push_text(d, out),
+            }
         }
+    }
+    let mut out = String::new();
+    push_text(node, &mut out);
+    if out.contains(PIPE_STAND_IN) {
+        out = out.replace(PIPE_STAND_IN, "|");
     }
     out
 }

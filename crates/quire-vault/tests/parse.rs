@@ -10,6 +10,22 @@ fn parse(text: &str) -> quire_vault::Note {
     parse_note("Folder/Note.md", text, &ParseOptions::default())
 }
 
+/// Each link as (kind, target, subpath, display, line).
+fn link_rows(note: &quire_vault::Note) -> Vec<(LinkKind, &str, Option<&str>, Option<&str>, usize)> {
+    note.links
+        .iter()
+        .map(|l| {
+            (
+                l.kind,
+                l.target.as_str(),
+                l.subpath.as_deref(),
+                l.display.as_deref(),
+                l.line,
+            )
+        })
+        .collect()
+}
+
 fn tag_names(note: &quire_vault::Note) -> Vec<&str> {
     note.tags.iter().map(|t| t.name.as_str()).collect()
 }
@@ -54,21 +70,8 @@ fn wikilinks_embeds_and_markdown_links() {
                 [local](Sub%20Dir/File.md#h) [web](https://example.org/a#frag) [[#Own heading]]\n\
                 ![img](../img/a.png) [mail](mailto:a@b.c)\n";
     let note = parse(text);
-    let got: Vec<(LinkKind, &str, Option<&str>, Option<&str>, usize)> = note
-        .links
-        .iter()
-        .map(|l| {
-            (
-                l.kind,
-                l.target.as_str(),
-                l.subpath.as_deref(),
-                l.display.as_deref(),
-                l.line,
-            )
-        })
-        .collect();
     assert_eq!(
-        got,
+        link_rows(&note),
         vec![
             (
                 LinkKind::Wiki,
@@ -108,6 +111,7 @@ fn links_in_code_are_not_links() {
 
 #[test]
 fn tags_follow_obsidian_rules() {
+    // `(#paren)` is text: see `a_tag_starts_a_line_or_follows_white_space`.
     let text = "---\ntags: [fm, 'two/levels']\n---\n#start and #a/b-c, (#paren) #数据 #чтение\n\
                 not: issue #123, x#glued, `#code`, https://e.org/#frag, [[Note#Heading]]\n\
                 ```\n#fenced\n```\n%%#commented%%\n#2026y ok\n";
@@ -119,7 +123,6 @@ fn tags_follow_obsidian_rules() {
             "two/levels",
             "start",
             "a/b-c",
-            "paren",
             "数据",
             "чтение",
             "2026y"
@@ -302,4 +305,58 @@ fn a_daily_note_full_of_links_is_no_map_of_content() {
     assert!(!graph.is_moc[5], "the daily note is not a map of content");
     assert!(graph.is_moc[6], "the same links in an ordinary note are");
     assert_eq!(graph.moc_parents[0], [6]);
+}
+
+#[test]
+fn wikilinks_with_spaces_or_several_pipes() {
+    // Obsidian trims target and alias, and splits at the first `|` only: the rest is the alias,
+    // or an embed's size and attributes.
+    let text = "![[img.jpg | 64]] and [[Note | alias]]\n\
+                ![[a.png| center | 400]]\n\
+                # ![[p.jpg | rounded-full | 64x64]] `code`\n\
+                > ![[e.png|right-medium | 464]]\n\
+                - [ ] [[#heading#sub||alias]]\n\
+                | a | [[x\\|y]] |\n|---|---|\n| b | [[z]] |\n";
+    let note = parse(text);
+    assert_eq!(
+        link_rows(&note),
+        vec![
+            (LinkKind::Embed, "img.jpg", None, Some("64"), 1),
+            (LinkKind::Wiki, "Note", None, Some("alias"), 1),
+            (LinkKind::Embed, "a.png", None, Some("center | 400"), 2),
+            (
+                LinkKind::Embed,
+                "p.jpg",
+                None,
+                Some("rounded-full | 64x64"),
+                3
+            ),
+            (
+                LinkKind::Embed,
+                "e.png",
+                None,
+                Some("right-medium | 464"),
+                4
+            ),
+            (LinkKind::Wiki, "", Some("heading#sub"), Some("|alias"), 5),
+            (LinkKind::Wiki, "x", None, Some("y"), 6),
+            (LinkKind::Wiki, "z", None, None, 8),
+        ]
+    );
+}
+
+#[test]
+fn a_tag_starts_a_line_or_follows_white_space() {
+    // Obsidian's pattern is `(^|\s)#…`: `[`, `(`, `,`, `;`, a letter or markup before the `#`
+    // make it text, and so does being inside a `[[…]]`.
+    let text = "**#bold** and **#strong**, <span>#html</span>\n\
+                (#paren) [#bracket ,#comma ;#semi a**b**#glued [x](y)#after `c`#code\n\
+                - [ ] #task with \\[\\[#Escaped Links\\]\\] and [[#heading#sub||alias]]\n\
+                #hard\\\n#break\n\
+                | #in_cell | x |\n|---|---|\n";
+    let note = parse(text);
+    assert_eq!(
+        tag_names(&note),
+        vec!["bold", "strong", "html", "task", "hard", "break", "in_cell"]
+    );
 }
