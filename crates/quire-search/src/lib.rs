@@ -13,6 +13,7 @@
 //! }
 //! ```
 
+pub mod duplicates;
 pub mod eval;
 pub mod fusion;
 pub mod metrics;
@@ -198,16 +199,7 @@ pub struct SimilarNote {
     pub score: f32,
 }
 
-/// A pair of notes whose vectors are nearly the same (never merged automatically).
-#[derive(Debug, Clone, Serialize)]
-pub struct DuplicatePair {
-    /// Vault-relative path of one note.
-    pub a: String,
-    /// Vault-relative path of the other.
-    pub b: String,
-    /// Cosine similarity of their note vectors, at least the threshold asked for.
-    pub score: f32,
-}
+pub use duplicates::DuplicatePair;
 
 /// Reads an index to answer searches.
 pub struct Searcher {
@@ -488,10 +480,14 @@ impl Searcher {
             .collect())
     }
 
-    /// Pairs of notes with similarity ≥ `threshold`, best first, at most `limit`.
+    /// Pairs of notes that look like copies of each other, at most `limit`, the largest overlap
+    /// first: note vectors with cosine ≥ `threshold`, whose own text (lines that are not
+    /// template lines) overlaps by at least `min_overlap` (Jaccard of word pairs). The rule, and
+    /// why vectors alone flag distinct notes made from one template: [`mod@crate::duplicates`].
     pub fn duplicates(
         &self,
         threshold: f32,
+        min_overlap: f32,
         limit: usize,
     ) -> Result<Vec<DuplicatePair>, SearchError> {
         let embedder = self.embedder("duplicate detection")?;
@@ -501,14 +497,35 @@ impl Searcher {
             .filter_map(|(p, c)| c.as_ref().map(|c| (p, c.as_slice())))
             .collect();
         let refs: Vec<&[f32]> = usable.iter().map(|(_, c)| *c).collect();
-        Ok(vectors::top_pairs(&refs, threshold, limit)
-            .into_iter()
-            .map(|(i, j, score)| DuplicatePair {
-                a: usable[i].0.clone(),
-                b: usable[j].0.clone(),
-                score,
-            })
-            .collect())
+        let candidates = vectors::top_pairs(&refs, threshold, duplicates::MAX_CANDIDATES);
+        if candidates.is_empty() {
+            return Ok(Vec::new());
+        }
+        let text = duplicates::OwnText::new(&self.store.chunks(None)?);
+        let mut own: HashMap<usize, HashSet<u64>> = HashMap::new();
+        let mut pairs = Vec::new();
+        for (i, j, score) in candidates {
+            for k in [i, j] {
+                own.entry(k).or_insert_with(|| text.own(usable[k].0));
+            }
+            match duplicates::overlap(&own[&i], &own[&j]) {
+                Some(overlap) if overlap >= min_overlap => pairs.push(DuplicatePair {
+                    a: usable[i].0.clone(),
+                    b: usable[j].0.clone(),
+                    score,
+                    overlap,
+                }),
+                _ => {}
+            }
+        }
+        pairs.sort_by(|x, y| {
+            y.overlap
+                .total_cmp(&x.overlap)
+                .then(y.score.total_cmp(&x.score))
+                .then_with(|| (&x.a, &x.b).cmp(&(&y.a, &y.b)))
+        });
+        pairs.truncate(limit);
+        Ok(pairs)
     }
 
     /// The notes that best match `request`, each with its best sections; filters apply to notes.

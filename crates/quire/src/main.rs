@@ -189,11 +189,24 @@ enum Command {
         #[arg(short = 'k', long, default_value_t = 10)]
         k: usize,
     },
-    /// Pairs of notes that are nearly the same (candidates only; nothing is merged).
+    /// Pairs of notes that look like copies of each other (candidates only; nothing is merged).
+    ///
+    /// Two tests, both needed: the notes' vectors are close (cosine ≥ --threshold), and their own
+    /// text overlaps (≥ --min-overlap). Own text is what is left of a note once its template
+    /// lines are gone: a line is a template line when most of its word pairs occur in 4 notes or
+    /// more (headings, property keys, task stubs a template stamps into each note). Overlap is
+    /// the Jaccard of the two notes' word pairs (shared / either). Daily notes made from one
+    /// template are close as vectors but share little text of their own, so they are not
+    /// flagged; neither are notes with fewer than 8 word pairs of their own (an unfilled
+    /// template). Pairs come largest overlap first.
     Duplicates {
-        #[arg(long, default_value_t = 0.95)]
+        /// Cosine of the note vectors a pair needs to be looked at.
+        #[arg(long, default_value_t = quire_search::duplicates::DEFAULT_THRESHOLD)]
         threshold: f32,
-        /// At most this many pairs, best first.
+        /// Jaccard overlap of the two notes' own text (0 to 1) a pair needs to be flagged.
+        #[arg(long, default_value_t = quire_search::duplicates::DEFAULT_MIN_OVERLAP)]
+        min_overlap: f32,
+        /// At most this many pairs, largest overlap first.
         #[arg(long, default_value_t = 50)]
         limit: usize,
     },
@@ -347,9 +360,11 @@ fn run(cli: &Cli, out: &mut String) -> Result<ExitCode> {
             out,
         ),
         Command::Similar { note, k } => search::similar(cli, note, *k, out),
-        Command::Duplicates { threshold, limit } => {
-            search::duplicates(cli, *threshold, *limit, out)
-        }
+        Command::Duplicates {
+            threshold,
+            min_overlap,
+            limit,
+        } => search::duplicates(cli, *threshold, *min_overlap, *limit, out),
         Command::Audit {
             canvas,
             group,

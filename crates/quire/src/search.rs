@@ -112,20 +112,35 @@ pub(crate) fn similar(cli: &Cli, note: &str, k: usize, out: &mut String) -> Resu
 pub(crate) fn duplicates(
     cli: &Cli,
     threshold: f32,
+    min_overlap: f32,
     limit: usize,
     out: &mut String,
 ) -> Result<ExitCode> {
     let searcher = open_searcher(cli, load_embedder(cli)?)?;
     let pairs = searcher
-        .duplicates(threshold, limit)
+        .duplicates(threshold, min_overlap, limit)
         .map_err(|e| needs_vectors(cli, e))?;
     if cli.json {
-        print_json(out, &json!({ "threshold": threshold, "pairs": pairs }));
+        print_json(
+            out,
+            &json!({ "threshold": threshold, "min_overlap": min_overlap, "pairs": pairs }),
+        );
     } else if pairs.is_empty() {
-        outln!(out, "no pairs of notes with similarity ≥ {threshold}");
+        outln!(
+            out,
+            "no pairs of notes with similarity ≥ {threshold} and own-text overlap ≥ {min_overlap}"
+        );
     } else {
+        outln!(out, "overlap  cosine  notes");
         for p in &pairs {
-            outln!(out, "{:.3}  {}  ~  {}", p.score, p.a, p.b);
+            outln!(
+                out,
+                "{:.2}     {:.3}   {}  ~  {}",
+                p.overlap,
+                p.score,
+                p.a,
+                p.b
+            );
         }
     }
     Ok(ExitCode::SUCCESS)

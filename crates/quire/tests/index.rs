@@ -343,20 +343,32 @@ fn hybrid_search_similar_notes_and_duplicates_with_the_local_model() {
         .collect();
     assert!(scores.windows(2).all(|w| w[0] >= w[1]));
 
-    let dups = run(&["duplicates", "--threshold", "0.95", "--limit", "3"]);
+    // The sample vault holds no copies: its daily notes share a template, and the two tea notes
+    // (Chinese) are close as vectors, but none shares text of its own with another.
+    let dups = run(&["duplicates"]);
+    assert_eq!(dups["pairs"].as_array().map(Vec::len), Some(0), "{dups}");
+    // Without the own-text test, pairs close as vectors come, largest overlap first.
+    let dups = run(&[
+        "duplicates",
+        "--threshold",
+        "0.95",
+        "--min-overlap",
+        "0",
+        "--limit",
+        "3",
+    ]);
     let pairs = dups["pairs"].as_array().unwrap();
-    assert!(pairs.len() <= 3 && !pairs.is_empty());
+    assert!(pairs.len() == 3, "{dups}");
     assert!(
         pairs
             .iter()
             .all(|p| p["score"].as_f64().unwrap() >= 0.95 && p["a"] != p["b"])
     );
-    // The two tea notes (Chinese) are the closest pair of the vault.
-    let top = (
-        pairs[0]["a"].as_str().unwrap(),
-        pairs[0]["b"].as_str().unwrap(),
-    );
-    assert_eq!(top, ("Languages/乌龙茶入门.md", "Languages/茶的笔记.md"));
+    let overlaps: Vec<f64> = pairs
+        .iter()
+        .map(|p| p["overlap"].as_f64().unwrap())
+        .collect();
+    assert!(overlaps.windows(2).all(|w| w[0] >= w[1]), "{overlaps:?}");
 
     // A second run embeds nothing.
     let again = run(&["index"]);
