@@ -18,6 +18,10 @@
 //!   agent may propose; every write into the vault is a proposal the user applies.
 //! - [`audit`]: the structural audit of a vault and where its canvas map may be saved (outside
 //!   the vault at once, inside as a proposal).
+//! - [`topics`]: topic clusters of the notes from the index's vectors (k-means, fixed seed),
+//!   labelled by their distinctive words (c-TF-IDF); no model.
+//! - [`moc`]: maps of content from those clusters, as proposals (never a second map of a
+//!   cluster a note already maps).
 //! - [`status`]: the coverage report of an index, built once for `quire status` and
 //!   `/api/status`.
 //!
@@ -45,11 +49,13 @@ pub mod draft;
 mod error;
 pub mod limits;
 pub mod live;
+pub mod moc;
 pub mod ops;
 pub mod proposals;
 pub mod reflect;
 pub mod resolve;
 pub mod status;
+pub mod topics;
 
 use std::path::PathBuf;
 use std::sync::Arc;

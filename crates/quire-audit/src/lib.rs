@@ -34,6 +34,7 @@ pub mod canvas;
 mod graph;
 mod render;
 mod tags;
+pub mod topics;
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -201,6 +201,10 @@ pub struct SimilarNote {
 
 pub use duplicates::DuplicatePair;
 
+/// A note's path and its vector (`None`: its chunk vectors cancel out), see
+/// [`Searcher::note_vectors`].
+pub type NoteVector = (String, Option<Vec<f32>>);
+
 /// Reads an index to answer searches.
 pub struct Searcher {
     store: Store,
@@ -326,12 +330,38 @@ impl Searcher {
             .collect())
     }
 
+    /// One vector per note of the index, from the vectors already stored (no model needed, no
+    /// embedding call): the normalised mean of its chunk vectors, its card left out unless it
+    /// is the note's only chunk (see [`vectors::VectorMatrix::note_centroids`]); `None` for a
+    /// note whose chunk vectors cancel out. Notes without any vector are not listed. An index
+    /// with no embeddings is [`SearchError::NoEmbeddings`], its message naming `what`.
+    pub fn note_vectors(&self, what: &str) -> Result<Vec<NoteVector>, SearchError> {
+        let Some(space) = self.space()? else {
+            return Err(SearchError::NoEmbeddings(format!(
+                "{what} needs embeddings, and the index has none: run `quire index` with the embedding model (scripts/fetch-model.sh fetches it)"
+            )));
+        };
+        let centroids = self.matrix_of(&space)?.note_centroids();
+        if centroids.is_empty() {
+            return Err(SearchError::NoEmbeddings(format!(
+                "{what} needs embeddings, and no note of the index has a vector yet: run `quire index` with the embedding model"
+            )));
+        }
+        Ok(centroids)
+    }
+
     /// The index's vectors, loaded once.
     fn matrix(&self, embedder: &dyn Embedder) -> Result<&vectors::VectorMatrix, SearchError> {
+        self.matrix_of(&embedder.space())
+    }
+
+    /// The index's vectors of `space`, loaded once (a searcher's embedder, when it has one, is
+    /// checked against the stored space before its vectors are compared, so one space is ever
+    /// loaded).
+    fn matrix_of(&self, space: &EmbeddingSpace) -> Result<&vectors::VectorMatrix, SearchError> {
         if let Some(m) = self.vectors.get() {
             return Ok(m);
         }
-        let space = embedder.space();
         let (keys, data) = self.store.vectors(&space.id(), space.dimension)?;
         Ok(self.vectors.get_or_init(|| vectors::VectorMatrix {
             keys,

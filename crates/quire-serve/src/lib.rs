@@ -13,6 +13,7 @@
 //! | `POST /api/ask`, `POST /api/draft` | server-sent events: `token`s, then `done` with citations and source cards |
 //! | `GET /api/proposals`, `GET /api/proposals/{id}` | proposed changes (pending; `?all=true` for all), one with its diff |
 //! | `POST /api/proposals`, `POST /api/proposals/{id}/apply`, `…/reject` | make a proposal (`propose_note_change`'s arguments); apply or reject one (the only write into the vault) |
+//! | `POST /api/moc` | maps of content for topic clusters (`{"cluster": N}` or `{"all": true}`), made as proposals; the clusters already mapped are listed instead |
 //! | `GET /api/events` | server-sent events: `index` after each sync (generation, changed paths) |
 //! | `GET /api/openapi.json` | the OpenAPI 3.1 description of all of the above |
 //! | `/mcp` | the read-only MCP server (streamable HTTP), over the same state, when the binary mounts it ([`ServeConfig::mount`]) |
@@ -57,6 +58,7 @@ mod error;
 mod events;
 mod generate;
 mod guard;
+mod moc;
 mod page;
 mod proposals;
 
@@ -221,7 +223,8 @@ fn router(state: Arc<AppState>, mounted: Option<Router>) -> Router {
         )
         .route("/api/proposals/{id}", get(proposals::show))
         .route("/api/proposals/{id}/apply", post(proposals::apply))
-        .route("/api/proposals/{id}/reject", post(proposals::reject));
+        .route("/api/proposals/{id}/reject", post(proposals::reject))
+        .route("/api/moc", post(moc::moc));
     // A mounted service (MCP) reads its own body and must enforce MAX_BODY_BYTES itself while
     // it streams in (DefaultBodyLimit only reaches axum's extractors).
     let mut router: Router = router.with_state(Arc::clone(&state));

@@ -7,9 +7,10 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use quire_app::audit::{AuditOptions, CanvasSaved, Grouping};
+use quire_app::topics::TopicOptions;
 
 use crate::Cli;
-use crate::common::{index_location, open_vault, print_json};
+use crate::common::{index_location, open_searcher, open_vault, print_json};
 
 /// The flags of `quire audit`.
 pub(crate) struct AuditFlags<'a> {
@@ -17,6 +18,8 @@ pub(crate) struct AuditFlags<'a> {
     pub(crate) group: Grouping,
     pub(crate) top: usize,
     pub(crate) oversized_words: usize,
+    /// Add the topic clusters (`quire_app::topics`).
+    pub(crate) clusters: bool,
 }
 
 pub(crate) fn run(cli: &Cli, flags: AuditFlags<'_>, out: &mut String) -> Result<ExitCode> {
@@ -27,11 +30,32 @@ pub(crate) fn run(cli: &Cli, flags: AuditFlags<'_>, out: &mut String) -> Result<
         ..AuditOptions::default()
     };
     let report = quire_app::audit::audit_vault(&vault, &options);
+    let topics = if flags.clusters {
+        let searcher = open_searcher(cli, None)?;
+        Some(quire_app::topics::topic_report(
+            &searcher,
+            &vault,
+            &TopicOptions::default(),
+        )?)
+    } else {
+        None
+    };
     if cli.json {
-        print_json(out, &report);
+        match &topics {
+            Some(topics) => {
+                let mut value = serde_json::to_value(&report)?;
+                value["topics"] = serde_json::to_value(topics)?;
+                print_json(out, &value);
+            }
+            None => print_json(out, &report),
+        }
     } else {
         out.push_str(&quire_app::audit::render_markdown(&report));
         out.push('\n');
+        if let Some(topics) = &topics {
+            out.push('\n');
+            out.push_str(&quire_app::topics::render_markdown(topics));
+        }
     }
     if let Some(target) = flags.canvas {
         let canvas = quire_app::audit::canvas(&vault, flags.group);

@@ -21,6 +21,7 @@ mod common;
 mod eval;
 mod export;
 mod index;
+mod moc;
 mod notes;
 mod progress;
 mod proposals;
@@ -227,6 +228,26 @@ enum Command {
         /// A note with more words than this is oversized.
         #[arg(long, default_value_t = 5000)]
         oversized_words: usize,
+        /// Add the topic clusters: the notes grouped by meaning from the index's vectors,
+        /// labelled by their distinctive words (needs an index built with the model).
+        #[arg(long)]
+        clusters: bool,
+    },
+    /// A map of content for a topic cluster (its id in `quire audit --clusters`) or for --all:
+    /// the cluster's notes as wikilinks, grouped by sub-topic, made as a proposal. A cluster one
+    /// note already links to (80% of its notes or more) is left alone.
+    Moc {
+        /// The cluster's id.
+        cluster: Option<usize>,
+        /// Every cluster.
+        #[arg(long, conflicts_with = "cluster")]
+        all: bool,
+        /// Apply each proposal at once.
+        #[arg(long)]
+        apply: bool,
+        /// The vault folder the maps go in (default: the vault's root).
+        #[arg(long, value_name = "FOLDER")]
+        folder: Option<String>,
     },
     /// Proposed changes to the vault: list them (default), show one's diff, apply or reject it.
     /// Every write quire makes into a note is a proposal you apply.
@@ -370,6 +391,7 @@ fn run(cli: &Cli, out: &mut String) -> Result<ExitCode> {
             group,
             top,
             oversized_words,
+            clusters,
         } => audit::run(
             cli,
             audit::AuditFlags {
@@ -377,6 +399,22 @@ fn run(cli: &Cli, out: &mut String) -> Result<ExitCode> {
                 group: *group,
                 top: *top,
                 oversized_words: *oversized_words,
+                clusters: *clusters,
+            },
+            out,
+        ),
+        Command::Moc {
+            cluster,
+            all,
+            apply,
+            folder,
+        } => moc::run(
+            cli,
+            moc::MocFlags {
+                cluster: *cluster,
+                all: *all,
+                apply: *apply,
+                folder: folder.as_deref(),
             },
             out,
         ),

@@ -307,6 +307,7 @@ fn the_api_answers_search_notes_outlines_related_notes_and_status() {
         "/api/proposals/{id}",
         "/api/proposals/{id}/apply",
         "/api/proposals/{id}/reject",
+        "/api/moc",
         "/api/events",
     ] {
         assert!(openapi["paths"][route].is_object(), "{route} undocumented");
@@ -514,6 +515,7 @@ fn a_token_is_required_beyond_loopback_and_checked_on_every_route() {
         ("/api/ask", json!({"question": "starter?"})),
         ("/api/draft", json!({"note": "Home", "heading": "x"})),
         ("/api/proposals/20261203-120000-abcd/apply", json!({})),
+        ("/api/moc", json!({"all": true})),
         (
             "/api/proposals",
             json!({"path": "New.md", "change": "create", "text": "x"}),
