@@ -1,67 +1,94 @@
 #!/usr/bin/env python3
 """Retrieval on paraphrased questions (eval/paraphrase/dev.jsonl): recall@5 and MRR@10 of each
-search mode, for English questions and for questions in other languages than the notes.
+search mode and hybrid fusion variant, for English questions and for questions in other
+languages than the notes.
 
-Usage: scripts/eval-paraphrase.py [QUIRE_BINARY] [DEV_SET]
+Usage: scripts/eval-paraphrase.py [QUIRE_BINARY] [DEV_SET] [--index-dir DIR]
 
-Indexes each vault of the set into a temporary directory with the default embedding model (the
-vaults are only read) and runs `quire search --json -k 10` per question and mode. A dev set for
-finding problems, not a target to fit (see eval/paraphrase/README.md).
+Indexes each vault of the set with the default embedding model (the vaults are only read) into
+DIR/<vault> (kept, so a second run only checks it is up to date) or a temporary directory, and
+runs `quire eval --questions` on it: bm25, vector, hybrid (the default fusion) and one hybrid
+row per fusion variant in QUIRE_FUSION (comma-separated names, see docs/fusion-variants.md;
+the default list is the table's). Latency is the median time of one search with the query
+already embedded, as a ratio to `hybrid[rrf]` (the old fusion) in the same run.
+A dev set for finding problems, not a target to fit (see eval/paraphrase/README.md).
 """
 import json
 import os
 import subprocess
 import sys
 import tempfile
-import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BIN = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "target/debug/quire")
-DEV = sys.argv[2] if len(sys.argv) > 2 else os.path.join(ROOT, "eval/paraphrase/dev.jsonl")
+args = [a for a in sys.argv[1:]]
+INDEX_DIR = None
+if "--index-dir" in args:
+    i = args.index("--index-dir")
+    INDEX_DIR = args[i + 1]
+    del args[i:i + 2]
+BIN = args[0] if len(args) > 0 else os.path.join(ROOT, "target/debug/quire")
+DEV = args[1] if len(args) > 1 else os.path.join(ROOT, "eval/paraphrase/dev.jsonl")
 CORPORA = os.environ.get("QUIRE_CORPORA", os.path.join(ROOT, "..", "shared", "corpora"))
-MODES = ["bm25", "vector", "hybrid"]
+VARIANTS = ("rrf,rrf:v=1.5,rrf:v=2,rrf:v=3,rrf:k=20,gate,mm:0.5,mm:0.7,z:0.5,z:0.7,top:0.5,top:0.7,"
+            "rrf+notes,rrf:v=2+notes,rrf+centroid,rrf:v=1.5+centroid,rrf:v=2+centroid,"
+            "gate+centroid,top:0.7+centroid")
 
 env = dict(os.environ)
 for var in ["QUIRE_LLM_BASE_URL", "QUIRE_LLM_PRESET", "QUIRE_EMBED_BASE_URL"]:
     env.pop(var, None)
+env.setdefault("QUIRE_FUSION", VARIANTS)
 
 
-def run(args):
-    out = subprocess.run([BIN] + args, env=env, capture_output=True, text=True)
+def run(cmd):
+    out = subprocess.run([BIN] + cmd, env=env, capture_output=True, text=True)
     if out.returncode != 0:
-        sys.exit(f"quire {' '.join(args)} failed: {out.stderr}")
+        sys.exit(f"quire {' '.join(cmd)} failed: {out.stderr}")
     return out.stdout
 
 
-def main():
+def evaluate(base):
     rows = [json.loads(line) for line in open(DEV, encoding="utf-8") if line.strip()]
-    ranks = {m: [] for m in MODES}
-    seconds = {m: [] for m in MODES}
-    with tempfile.TemporaryDirectory() as tmp:
-        for name in sorted({r["vault"] for r in rows}):
-            vault = os.path.join(CORPORA, "vaults", name, "vault")
-            index = os.path.join(tmp, name)
-            run(["--vault", vault, "--index-dir", index, "index"])
-            for r in (r for r in rows if r["vault"] == name):
-                for mode in MODES:
-                    started = time.time()
-                    found = json.loads(run(["--vault", vault, "--index-dir", index, "--json",
-                                            "search", r["question"], "-k", "10", "--mode", mode]))
-                    seconds[mode].append(time.time() - started)
-                    paths = [hit["path"] for hit in found["results"]]
-                    rank = next((i + 1 for i, p in enumerate(paths) if p in r["relevant"]), None)
-                    ranks[mode].append((r, rank))
-    print("| mode | R@5 all | MRR@10 all | R@5 English | R@5 other languages | median s/query (process) |")
-    print("|---|---|---|---|---|---|")
-    for mode in MODES:
-        got = ranks[mode]
-        def r5(keep):
-            sub = [rank for r, rank in got if keep(r)]
-            return sum(1 for x in sub if x and x <= 5) / max(1, len(sub))
-        mrr = sum(1 / rank for _, rank in got if rank) / max(1, len(got))
-        med = sorted(seconds[mode])[len(seconds[mode]) // 2]
-        print(f"| {mode} | {r5(lambda r: True):.3f} | {mrr:.3f} | {r5(lambda r: r['lang'] == 'en'):.3f} "
-              f"| {r5(lambda r: r['lang'] != 'en'):.3f} | {med:.2f} |")
+    results = []  # (row, {retriever: rank})
+    latency = {}
+    for name in sorted({r["vault"] for r in rows}):
+        vault = os.path.join(CORPORA, "vaults", name, "vault")
+        index = os.path.join(base, name)
+        mine = [r for r in rows if r["vault"] == name]
+        questions = os.path.join(base, f"{name}.questions.jsonl")
+        with open(questions, "w", encoding="utf-8") as f:
+            for r in mine:
+                f.write(json.dumps({"question": r["question"], "relevant": r["relevant"]}) + "\n")
+        report = json.loads(run(["--vault", vault, "--index-dir", index, "--json", "eval",
+                                 "--questions", questions]))
+        for r, ranks in zip(mine, report["ranks"]):
+            results.append((r, ranks))
+        for k, v in report["latency_ms"].items():
+            latency.setdefault(k, []).append((v, len(mine)))
+    return results, {k: sum(v * n for v, n in xs) / sum(n for _, n in xs) for k, xs in latency.items()}
+
+
+def main():
+    if INDEX_DIR:
+        os.makedirs(INDEX_DIR, exist_ok=True)
+        results, latency = evaluate(INDEX_DIR)
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            results, latency = evaluate(tmp)
+    names = list(results[0][1].keys())
+    names.sort(key=lambda n: (not n in ("bm25", "vector", "hybrid"), n))
+    base = latency.get("hybrid[rrf]") or latency.get("hybrid") or 1.0
+    print("| retriever | R@5 all | MRR@10 all | R@5 en | MRR@10 en | R@5 other | MRR@10 other "
+          "| search ms (median) | × hybrid[rrf] |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name in names:
+        def stats(keep):
+            sub = [ranks[name] for r, ranks in results if keep(r)]
+            r5 = sum(1 for x in sub if x and x <= 5) / max(1, len(sub))
+            mrr = sum(1 / x for x in sub if x and x <= 10) / max(1, len(sub))
+            return r5, mrr
+        a, e, o = stats(lambda r: True), stats(lambda r: r["lang"] == "en"), stats(lambda r: r["lang"] != "en")
+        print(f"| {name} | {a[0]:.3f} | {a[1]:.3f} | {e[0]:.3f} | {e[1]:.3f} | {o[0]:.3f} | {o[1]:.3f} "
+              f"| {latency[name]:.1f} | {latency[name] / base:.2f} |")
 
 
 if __name__ == "__main__":

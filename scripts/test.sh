@@ -38,3 +38,4 @@ cargo clippy -p quire-llm -p quire --all-targets --features quire/local-llm --lo
 # configured: one command with the same packages and features as the clippy run, so llama.cpp
 # is built once for both.
 cargo test -p quire-llm -p quire --features quire/local-llm --locked --lib --test ask
+cargo test -p quire-llm --features local-llm --locked --test local_llama

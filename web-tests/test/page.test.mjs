@@ -205,6 +205,22 @@ test("asking streams the answer, then renders it with clickable source cards", a
   await page.screenshot({ path: join(ARTIFACTS, "page.png"), fullPage: true });
 });
 
+test("a tree descent shows its trace beside the answer", async () => {
+  // The fake model answers every request with prose, so its choices never validate: the
+  // descent stops, says why, and search answers.
+  const before = chatRequests.length;
+  await page.selectOption("#retriever", "tree");
+  await page.fill("#question", "How often do I feed the sourdough starter?");
+  await page.click("#ask-button");
+  await page.waitForSelector("#answer.done", { timeout: 60000 });
+  await page.waitForSelector("#descent:not([hidden])");
+  assert.match(await page.textContent("#descent-steps"), /stopped: the model's choice never validated/);
+  assert.match(await page.textContent("#answer-meta"), /the descent found nothing: search answered/);
+  const descentRequests = chatRequests.slice(before).filter((r) => r.response_format && r.response_format.json_schema.name === "descent_choice");
+  assert.equal(descentRequests.length, 2, "a choice and its repair");
+  await page.selectOption("#retriever", "hybrid");
+});
+
 test("text quoted from a note never becomes a citation link", async () => {
   // No model: the answer is extractive, the best passages quoted as written. A note that
   // contains `[S2]` must not turn into a link to source S2 (another note's passage).

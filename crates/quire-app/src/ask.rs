@@ -12,18 +12,23 @@ use std::time::{Duration, Instant};
 
 use chrono::NaiveDate;
 use quire_assist::FrozenContext;
-use quire_assist::ask::Conversation;
+use quire_assist::ask::{Answer, AnswerKind, Conversation};
+use quire_assist::context::Retrieval;
+use quire_assist::context::Source;
 use quire_assist::context::{self, ContextLimits, RetrievalRequest, SourceReader};
 use quire_assist::dates::{date_range_in, is_about_own_days};
+use quire_assist::descent::{DescentOptions, Retriever, descend, is_structural};
 use quire_assist::evidence::Evidence;
 use quire_assist::reflect::daily_paths_in;
+use quire_assist::support::split_sentences;
 use quire_index::sync::ChunkKey;
+use quire_llm::{CancelToken, ChatModel};
 use quire_search::{Mode, Searcher};
 
 use crate::error::AppError;
 
 /// What to retrieve for one question.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct AskRequest<'a> {
     /// The question as asked (its date phrase is read from it).
     pub question: &'a str,
@@ -37,6 +42,10 @@ pub struct AskRequest<'a> {
     pub limits: ContextLimits,
     /// The day date phrases are read against.
     pub today: NaiveDate,
+    /// Search, tree descent, or search then descent when search's evidence is weak.
+    pub retriever: Retriever,
+    /// The model that descends (`tree`, `auto`); `auto` without one searches only.
+    pub model: Option<&'a dyn ChatModel>,
 }
 
 /// Retrieves the passages for `request` from the index `searcher` reads, re-reads them from the
@@ -75,20 +84,126 @@ pub fn ask_context(
         }
     }
     let found = context::retrieve(searcher, &retrieval)?;
-    let mut frozen = context::materialize(reader, found, &limits);
+    let mut frozen = context::materialize(reader, found.clone(), &limits);
     frozen.report.notes.extend(widened);
+    frozen.evidence = Some(evidence_of(searcher, request.question, &frozen)?);
+    let descend_now = match (request.retriever, request.model) {
+        (Retriever::Hybrid, _) => false,
+        (Retriever::Tree, None) => {
+            return Err(AppError::bad_arguments(
+                "ask",
+                "the tree retriever needs a language model to descend the vault (see `quire config`); use --retriever hybrid",
+            ));
+        }
+        (Retriever::Tree, Some(_)) => true,
+        (Retriever::Auto, None) => {
+            frozen
+                .report
+                .notes
+                .push("auto: no language model to descend with, so search alone answered".into());
+            false
+        }
+        (Retriever::Auto, Some(_)) => {
+            let weak = frozen.evidence.as_ref().is_some_and(|e| e.weak);
+            let structural = is_structural(request.question);
+            if !weak && !structural {
+                frozen.report.notes.push(
+                    "auto: search found good evidence, so the vault was not descended".into(),
+                );
+            }
+            weak || structural
+        }
+    };
+    frozen.report.retriever = request.retriever;
+    if !descend_now {
+        return Ok(frozen);
+    }
+    let Some(model) = request.model else {
+        return Ok(frozen);
+    };
+    let (tree, trace) = descend(
+        model,
+        searcher,
+        reader,
+        request.question,
+        DescentOptions::default(),
+        &CancelToken::new(),
+    )?;
+    let mut notes = frozen.report.notes.clone();
+    // The tree's candidates first; search's after them (auto), or in their place when the
+    // descent found nothing or a note it chose changed since it was indexed (tree).
+    let mut candidates = tree;
+    let fall_back = candidates.is_empty() || !trace.stale.is_empty();
+    if request.retriever == Retriever::Auto || fall_back {
+        if candidates.is_empty() {
+            notes.push("the descent found nothing: search answered".into());
+        }
+        if !trace.stale.is_empty() {
+            notes.push(format!(
+                "changed since indexed, so searched instead of descended: {}",
+                trace.stale.join(", ")
+            ));
+        }
+        for candidate in found.candidates {
+            if !candidates.iter().any(|c| c.path == candidate.path) {
+                candidates.push(candidate);
+            }
+        }
+    }
+    let merged = Retrieval {
+        candidates,
+        ..found
+    };
+    let mut frozen = context::materialize(reader, merged, &limits);
+    frozen.report.notes = notes;
+    frozen.report.retriever = request.retriever;
+    frozen.report.descent = Some(trace);
+    frozen.evidence = Some(evidence_of(searcher, request.question, &frozen)?);
+    Ok(frozen)
+}
+
+/// Whether the frozen passages seem to answer the question (best cosine, term coverage).
+fn evidence_of(
+    searcher: &Searcher,
+    question: &str,
+    frozen: &FrozenContext,
+) -> Result<Evidence, AppError> {
     let keys: Vec<ChunkKey> = frozen
         .passages
         .iter()
         .map(|p| ChunkKey::new(&p.path, &p.chunk_id))
         .collect();
-    let cosines = searcher.cosines(request.question, &keys)?;
-    frozen.evidence = Some(Evidence::assess(
-        request.question,
-        &frozen.passages,
-        &cosines,
-    ));
-    Ok(frozen)
+    let cosines = searcher.cosines(question, &keys)?;
+    Ok(Evidence::assess(question, &frozen.passages, &cosines))
+}
+
+/// Checks a generated answer's sentences against `sources` (every source of its conversation,
+/// [`Conversation::sources`]) with `searcher`'s embedder: each sentence is embedded (one batch)
+/// and compared with the sources' stored vectors, as well as by shared words (see
+/// [`quire_assist::support`]). Without an embedder or vectors the words-only check that
+/// [`Conversation::ask`] made stays; an embedding failure falls back to it too, and says why.
+pub fn check_support(searcher: &Searcher, sources: &[Source], answer: &mut Answer) {
+    if answer.kind != AnswerKind::Generated {
+        return;
+    }
+    let ids: Vec<&str> = sources.iter().map(|s| s.id.as_str()).collect();
+    let sentences = split_sentences(&answer.answer, &ids);
+    let claims: Vec<&str> = sentences.iter().map(|s| s.claim.as_str()).collect();
+    let keys: Vec<ChunkKey> = sources
+        .iter()
+        .map(|s| ChunkKey::new(&s.passage.path, &s.passage.chunk_id))
+        .collect();
+    match searcher.text_cosines(&claims, &keys) {
+        Ok(Some(cosines)) => answer.check_support(sources, Some(&cosines), None),
+        Ok(None) => {}
+        Err(e) => answer.check_support(
+            sources,
+            None,
+            Some(format!(
+                "the embedder failed ({e}): sentences were compared by shared words only"
+            )),
+        ),
+    }
 }
 
 /// How many conversations a server keeps (the least recently used goes first).

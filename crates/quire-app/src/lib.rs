@@ -45,6 +45,7 @@ pub mod args;
 pub mod ask;
 pub mod audit;
 pub mod bounds;
+pub mod deep_audit;
 pub mod draft;
 mod error;
 pub mod limits;

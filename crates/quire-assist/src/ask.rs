@@ -18,6 +18,7 @@ use crate::context::{FrozenContext, Passage, RetrievalReport, Source};
 use crate::error::AssistError;
 use crate::evidence::Evidence;
 use crate::prompt;
+use crate::support::{self, CheckedSentence, SupportReport, Thresholds};
 
 /// Passages quoted in an extractive answer.
 const EXTRACTIVE_PASSAGES: usize = 3;
@@ -117,7 +118,49 @@ pub struct Answer {
     /// Offline: `false` when the notes do not seem to cover the question (the passages are the
     /// closest, shown as such); `None` when not assessed.
     pub covered: Option<bool>,
+    /// Each sentence of a generated answer with its citations checked against the text of the
+    /// sources, and those quire added to uncited sentences (see [`crate::support`]).
+    pub sentences: Vec<CheckedSentence>,
+    /// The summary of that check; `None` when nothing was answered.
+    pub support: Option<SupportReport>,
 }
+
+impl Answer {
+    /// Checks a generated answer's sentences against `sources` (every source of the
+    /// conversation): `cosines[sentence][source]` as [`support::check`] takes them, or `None`
+    /// for words only, with `note` saying why. Other answers are left as they are.
+    pub fn check_support(
+        &mut self,
+        sources: &[Source],
+        cosines: Option<&[Vec<Option<f32>>]>,
+        note: Option<String>,
+    ) {
+        if self.kind != AnswerKind::Generated {
+            return;
+        }
+        let (sentences, report) =
+            support::check(&self.answer, sources, cosines, note, &Thresholds::DEFAULT);
+        self.sentences = sentences;
+        self.support = Some(report);
+    }
+
+    /// Why `--strict` withholds this answer: a sentence the model cited is unsupported or
+    /// misattributed. `None` when it may be shown.
+    pub fn strict_refusal(&self) -> Option<String> {
+        let report = self.support.as_ref()?;
+        let failing = report.unsupported + report.misattributed;
+        (failing > 0).then(|| {
+            format!(
+                "{failing} of {} cited sentences are not supported by the source they cite",
+                report.cited
+            )
+        })
+    }
+}
+
+/// Why a words-only check was all there was.
+pub const WORDS_ONLY_NOTE: &str =
+    "no embedder: sentences were compared with their sources by shared words only";
 
 /// A conversation: one-shot `ask` is a conversation of one turn.
 #[derive(Debug, Clone, Default)]
@@ -220,6 +263,7 @@ impl Conversation {
             } else if evidence.is_some() {
                 result.covered = Some(true);
             }
+            result.support = Some(SupportReport::by_construction());
             return Ok(result);
         };
         let earlier = self.sources.len();
@@ -259,6 +303,9 @@ impl Conversation {
         result.model = Some(model.name());
         result.usage = cited.usage;
         result.evidence = evidence;
+        // Words only here; a caller with an embedder checks again with cosines
+        // (`quire_app::ask::check_support`).
+        result.check_support(&self.sources, None, Some(WORDS_ONLY_NOTE.to_string()));
         Ok(result)
     }
 
@@ -341,6 +388,8 @@ fn answer(
         usage: None,
         evidence: None,
         covered: None,
+        sentences: Vec::new(),
+        support: None,
     }
 }
 

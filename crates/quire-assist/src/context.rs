@@ -260,6 +260,22 @@ pub struct RetrievalReport {
     /// days have no daily notes, so the whole vault was searched).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// The retriever that chose the passages (`hybrid` covers BM25 and vector search too).
+    pub retriever: crate::descent::Retriever,
+    /// What the tree descent opened and why, when it ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub descent: Option<crate::descent::DescentTrace>,
+}
+
+impl RetrievalReport {
+    /// `hybrid`, `tree` or `auto`.
+    pub fn retriever_name(&self) -> &'static str {
+        match self.retriever {
+            crate::descent::Retriever::Hybrid => "hybrid",
+            crate::descent::Retriever::Tree => "tree",
+            crate::descent::Retriever::Auto => "auto",
+        }
+    }
 }
 
 /// The passages of an answer, read and verified before generation starts. It owns its text.
@@ -559,6 +575,8 @@ pub fn materialize(
             code_points: selection.code_points,
             limits: *limits,
             notes: Vec::new(),
+            retriever: crate::descent::Retriever::Hybrid,
+            descent: None,
         },
         passages: selection.passages,
         evidence: None,

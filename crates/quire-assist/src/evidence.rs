@@ -58,7 +58,7 @@ impl Evidence {
 }
 
 /// Words that carry no topic.
-const STOPWORDS: &[&str] = &[
+pub(crate) const STOPWORDS: &[&str] = &[
     "a",
     "about",
     "after",
@@ -174,7 +174,7 @@ fn content_words(text: &str) -> Vec<String> {
     words
 }
 
-fn tokens(text: &str) -> Vec<String> {
+pub(crate) fn tokens(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut word = String::new();
     for c in text.chars().flat_map(char::to_lowercase) {
@@ -195,11 +195,11 @@ fn tokens(text: &str) -> Vec<String> {
     out
 }
 
-fn stem(word: &str) -> String {
+pub(crate) fn stem(word: &str) -> String {
     word.chars().take(5).collect()
 }
 
-fn is_cjk(c: char) -> bool {
+pub(crate) fn is_cjk(c: char) -> bool {
     matches!(c as u32, 0x3040..=0x30ff | 0x3400..=0x4dbf | 0x4e00..=0x9fff | 0xac00..=0xd7af)
 }
 

@@ -51,15 +51,18 @@
 //! ```
 
 pub mod ask;
+pub mod audit;
 pub mod cite;
 pub mod context;
 pub mod dates;
+pub mod descent;
 pub mod draft;
 pub mod error;
 pub mod evidence;
 pub mod prompt;
 pub mod questions;
 pub mod reflect;
+pub mod support;
 
 pub use ask::{Answer, AnswerKind, Conversation, SourceCard};
 pub use cite::CitationRewriter;

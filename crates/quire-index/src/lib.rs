@@ -19,6 +19,7 @@
 //! ```
 
 pub mod analyzer;
+pub mod audit_cache;
 pub mod error;
 pub mod filter;
 pub mod fulltext;
@@ -26,6 +27,7 @@ pub mod lock;
 pub mod store;
 pub mod sync;
 
+pub use audit_cache::{AuditCache, AuditKey};
 pub use error::IndexError;
 pub use fulltext::{Boosts, Filter, FullText, FullTextDoc, FullTextHit};
 pub use store::Store;

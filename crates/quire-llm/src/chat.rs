@@ -61,6 +61,19 @@ pub struct ChatRequest {
     pub temperature: Option<f32>,
     /// The most tokens the answer may have.
     pub max_tokens: Option<u32>,
+    /// Ask for a JSON answer following this schema: OpenAI-compatible servers get it as
+    /// `response_format` (`json_schema`); the local model is held to JSON by a llama.cpp grammar.
+    /// The caller still validates the answer: not every server enforces a schema.
+    pub response_format: Option<JsonSchema>,
+}
+
+/// A named JSON schema for a structured answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JsonSchema {
+    /// A short name (letters, digits, `_`, `-`), as OpenAI requires.
+    pub name: String,
+    /// The JSON Schema the answer should follow.
+    pub schema: serde_json::Value,
 }
 
 impl ChatRequest {

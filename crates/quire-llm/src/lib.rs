@@ -49,7 +49,7 @@ pub mod openai;
 pub mod provider;
 mod sse;
 
-pub use chat::{CancelToken, ChatModel, ChatRequest, Completion, Message, Role, Usage};
+pub use chat::{CancelToken, ChatModel, ChatRequest, Completion, JsonSchema, Message, Role, Usage};
 pub use citations::{Citation, CitationScanner, Citations, parse_citations};
 pub use error::LlmError;
 #[cfg(feature = "local-llm")]

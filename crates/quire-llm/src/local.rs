@@ -370,6 +370,13 @@ impl LocalLlama {
         let temperature = request.temperature.unwrap_or(self.options.temperature);
         let penalty = self.options.repeat_penalty;
         let mut chain = Vec::new();
+        // A structured answer: only tokens that keep the text valid JSON (the caller validates
+        // the schema). A grammar llama.cpp cannot parse is a bug of ours: answer without it.
+        if request.response_format.is_some()
+            && let Ok(grammar) = LlamaSampler::grammar(&self.model, JSON_GRAMMAR, "root")
+        {
+            chain.push(grammar);
+        }
         if penalty.is_finite() && penalty > 0.0 && penalty != 1.0 {
             chain.push(LlamaSampler::penalties(
                 self.model.n_vocab(),
@@ -418,6 +425,21 @@ impl LocalLlama {
         local_error(&self.path, reason)
     }
 }
+
+/// JSON as a llama.cpp (GBNF) grammar: an object at the top, whitespace bounded so a small
+/// model cannot loop on it. Written here because the `common` feature of llama-cpp-2 (its
+/// schema-to-grammar converter) would pull in more of llama.cpp's build.
+const JSON_GRAMMAR: &str = r#"
+root   ::= object
+value  ::= object | array | string | number | "true" | "false" | "null"
+object ::= "{" ws ( member ( "," ws member )* )? "}" ws
+member ::= string ":" ws value
+array  ::= "[" ws ( value ( "," ws value )* )? "]" ws
+string ::= "\"" char* "\"" ws
+char   ::= [^"\\\x00-\x1f] | "\\" ( ["\\/bfnrt] | "u" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] )
+number ::= "-"? ( "0" | [1-9] [0-9]* ) ( "." [0-9]+ )? ( [eE] [-+]? [0-9]+ )? ws
+ws     ::= [ \t\n]{0,20}
+"#;
 
 impl ChatModel for LocalLlama {
     fn name(&self) -> String {

@@ -173,6 +173,8 @@ struct WireRequest<'a> {
     // understands it.
     #[serde(skip_serializing_if = "Option::is_none")]
     max_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_format: Option<Value>,
 }
 
 #[derive(Serialize)]
@@ -191,6 +193,12 @@ fn request_body(model: &str, request: &ChatRequest) -> Vec<u8> {
         },
         temperature: request.temperature,
         max_tokens: request.max_tokens,
+        response_format: request.response_format.as_ref().map(|format| {
+            serde_json::json!({
+                "type": "json_schema",
+                "json_schema": {"name": format.name, "schema": format.schema, "strict": false},
+            })
+        }),
     };
     // Strings, numbers and enums only: serializing cannot fail (a NaN temperature becomes null).
     serde_json::to_vec(&wire).unwrap_or_default()
@@ -700,6 +708,23 @@ mod tests {
                 "stream": true,
                 "stream_options": {"include_usage": true},
                 "max_tokens": 64,
+            })
+        );
+    }
+
+    #[test]
+    fn a_schema_goes_as_response_format() {
+        let mut request = ChatRequest::new(vec![Message::user("q")]);
+        request.response_format = Some(crate::JsonSchema {
+            name: "record".into(),
+            schema: serde_json::json!({"type": "object"}),
+        });
+        let body: Value = serde_json::from_slice(&request_body("m", &request)).unwrap();
+        assert_eq!(
+            body["response_format"],
+            serde_json::json!({
+                "type": "json_schema",
+                "json_schema": {"name": "record", "schema": {"type": "object"}, "strict": false},
             })
         );
     }

@@ -224,3 +224,24 @@ fn a_file_that_is_not_gguf_is_refused() {
     assert!(matches!(error, LlmError::Local { .. }), "{error:?}");
     assert!(error.to_string().contains("not a GGUF model"), "{error}");
 }
+
+#[test]
+fn a_json_schema_request_is_held_to_json_by_the_grammar() {
+    let mut request = ChatRequest::new(vec![
+        Message::system("You describe fruit."),
+        Message::user("Describe an apple: its colour and its taste."),
+    ]);
+    request.max_tokens = Some(48);
+    request.response_format = Some(quire_llm::JsonSchema {
+        name: "fruit".into(),
+        schema: serde_json::json!({"type": "object"}),
+    });
+    let (_, result) = stream(&request, &CancelToken::new());
+    let text = result.expect("a structured answer").text;
+    assert!(text.trim_start().starts_with('{'), "{text:?}");
+    // Cut at 48 tokens the object may be unfinished, but never anything but JSON so far.
+    match serde_json::from_str::<serde_json::Value>(&text) {
+        Ok(value) => assert!(value.is_object(), "{text:?}"),
+        Err(e) => assert!(e.is_eof(), "not a JSON prefix ({e}): {text:?}"),
+    }
+}

@@ -7,7 +7,7 @@ use std::path::Path;
 use quire_embed::Embedder;
 use quire_index::{Boosts, Filter, FullText, FullTextDoc};
 
-use crate::fusion::{RRF_K, reciprocal_rank_fusion};
+use crate::fusion::{Fusion, Ranking, Signal, fuse};
 use crate::vectors::{VectorMatrix, top_k};
 use serde::{Deserialize, Serialize};
 
@@ -119,21 +119,34 @@ pub struct EvalReport {
     pub recall_at_100: BTreeMap<String, f64>,
     /// Mean reciprocal rank of the first relevant document in the top 10, by retriever.
     pub mrr_at_10: BTreeMap<String, f64>,
+    /// Median time per query in milliseconds, by retriever: BM25's search; the vector
+    /// search's query embedding and scan; for a hybrid, both plus its fusion.
+    pub latency_ms: BTreeMap<String, f64>,
     /// Queries evaluated (those with judgments).
     pub queries: usize,
     /// Documents in the corpus.
     pub documents: usize,
 }
 
-/// Runs BM25, and with an embedder also vector and hybrid (RRF) retrieval, over the test set.
-/// Corpus vectors are cached in `cache_dir` (keyed by embedding space and corpus content) so a
-/// second run does not embed again.
+/// Runs BM25, and with an embedder also vector and hybrid retrieval (fused by
+/// [`Fusion::default`], reported as `hybrid`), over the test set; each of `variants` adds a
+/// hybrid row `hybrid[name]` fused its way from the same two rankings (a document is one
+/// chunk, so a note-level fusion is the chunk-level one and a document's centroid is its
+/// vector). Corpus vectors are cached in `cache_dir` (keyed by embedding space and corpus
+/// content) so a second run does not embed again.
 pub fn evaluate(
     set: &TestSet,
     boosts: Boosts,
     embedder: Option<&dyn Embedder>,
     cache_dir: Option<&Path>,
+    variants: &[(String, Fusion)],
 ) -> Result<EvalReport, SearchError> {
+    let mut hybrids: Vec<(String, Fusion)> = vec![("hybrid".to_string(), Fusion::default())];
+    hybrids.extend(
+        variants
+            .iter()
+            .map(|(name, f)| (format!("hybrid[{name}]"), *f)),
+    );
     let fulltext = FullText::in_memory()?;
     let mut writer = fulltext.writer()?;
     for (id, title, text) in &set.corpus {
@@ -151,31 +164,38 @@ pub fn evaluate(
         Some(e) => Some(corpus_vectors(set, e, cache_dir)?),
         None => None,
     };
-    let mut sums: BTreeMap<&str, [f64; 4]> = BTreeMap::new();
+    let mut sums: BTreeMap<String, [f64; 4]> = BTreeMap::new();
+    let mut times: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    let ms = |since: std::time::Instant| since.elapsed().as_secs_f64() * 1000.0;
     for (qid, text) in &set.queries {
         let rel = &set.qrels[qid];
-        let bm25: Vec<String> = fulltext
+        let started = std::time::Instant::now();
+        let bm25: Vec<(String, f32)> = fulltext
             .search(text, 100, &Filter::default(), boosts)?
             .into_iter()
-            .map(|h| h.key)
+            .map(|h| (h.key, h.score))
             .collect();
-        let mut runs: Vec<(&str, Vec<String>)> = vec![("bm25", bm25.clone())];
+        let bm25_ms = ms(started);
+        let keys = |list: &[(String, f32)]| list.iter().map(|(k, _)| k.clone()).collect();
+        let mut runs: Vec<(String, Vec<String>, f64)> =
+            vec![("bm25".to_string(), keys(&bm25), bm25_ms)];
         if let (Some(e), Some(m)) = (embedder, &matrix) {
+            let started = std::time::Instant::now();
             let q = e.embed_query(text)?;
-            let vector: Vec<String> = top_k(m.scores(&q), 100)
+            let vector: Vec<(String, f32)> = top_k(m.scores(&q), 100)
                 .into_iter()
-                .map(|(i, _)| m.keys[i].0.clone())
+                .map(|(i, s)| (m.keys[i].0.clone(), s))
                 .collect();
-            let hybrid: Vec<String> =
-                reciprocal_rank_fusion(&[(&bm25, 1.0), (&vector, 1.0)], RRF_K)
-                    .into_iter()
-                    .take(100)
-                    .map(|(k, _)| k)
-                    .collect();
-            runs.push(("vector", vector));
-            runs.push(("hybrid", hybrid));
+            let vector_ms = ms(started);
+            runs.push(("vector".to_string(), keys(&vector), vector_ms));
+            for (name, fusion) in &hybrids {
+                let started = std::time::Instant::now();
+                let ranked = fuse_documents(&bm25, &vector, *fusion);
+                runs.push((name.clone(), ranked, bm25_ms + vector_ms + ms(started)));
+            }
         }
-        for (name, ranked) in runs {
+        for (name, ranked, took) in runs {
+            times.entry(name.clone()).or_default().push(took);
             let s = sums.entry(name).or_insert([0.0; 4]);
             s[0] += ndcg_at_k(&ranked, rel, 10);
             s[1] += recall_at_k(&ranked, rel, 10);
@@ -186,7 +206,7 @@ pub fn evaluate(
     let n = set.queries.len().max(1) as f64;
     let metric = |m: usize| {
         sums.iter()
-            .map(|(k, v)| (k.to_string(), v[m] / n))
+            .map(|(k, v)| (k.clone(), v[m] / n))
             .collect::<BTreeMap<_, _>>()
     };
     Ok(EvalReport {
@@ -194,9 +214,45 @@ pub fn evaluate(
         recall_at_10: metric(1),
         recall_at_100: metric(2),
         mrr_at_10: metric(3),
+        latency_ms: times.into_iter().map(|(k, v)| (k, median(v))).collect(),
         queries: set.queries.len(),
         documents: set.corpus.len(),
     })
+}
+
+/// The median of `values` (0 for none).
+pub(crate) fn median(mut values: Vec<f64>) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+/// A test set's hybrid ranking: its documents are single chunks, so the centroid ranking is
+/// the vector ranking itself.
+fn fuse_documents(bm25: &[(String, f32)], vector: &[(String, f32)], fusion: Fusion) -> Vec<String> {
+    let mut rankings = vec![
+        Ranking {
+            items: bm25,
+            signal: Signal::Lexical,
+        },
+        Ranking {
+            items: vector,
+            signal: Signal::Semantic,
+        },
+    ];
+    if fusion.centroid {
+        rankings.push(Ranking {
+            items: vector,
+            signal: Signal::Semantic,
+        });
+    }
+    fuse(&rankings, fusion.method)
+        .into_iter()
+        .take(100)
+        .map(|(k, _)| k)
+        .collect()
 }
 
 /// The corpus embedded as passages (`title text`), from the cache when possible.

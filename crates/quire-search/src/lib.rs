@@ -120,10 +120,9 @@ pub struct SearchRequest {
     pub boosts: Boosts,
     /// Sections shown per note.
     pub sections_per_note: usize,
-    /// Reciprocal-rank fusion constant and weights (BM25, vector) for hybrid search.
-    pub rrf_k: f32,
-    /// The weights of the BM25 and the vector ranking in hybrid fusion, in that order.
-    pub weights: (f32, f32),
+    /// How hybrid search fuses its rankings ([`fusion::Fusion::default`] unless an evaluation
+    /// compares variants).
+    pub fusion: fusion::Fusion,
 }
 
 impl SearchRequest {
@@ -136,8 +135,7 @@ impl SearchRequest {
             filter: Filter::default(),
             boosts: Boosts::default(),
             sections_per_note: 3,
-            rrf_k: fusion::RRF_K,
-            weights: (1.0, 1.0),
+            fusion: fusion::Fusion::default(),
         }
     }
 }
@@ -205,12 +203,27 @@ pub use duplicates::DuplicatePair;
 /// [`Searcher::note_vectors`].
 pub type NoteVector = (String, Option<Vec<f32>>);
 
+/// The row of each chunk's stored vector in `matrix` (`None` for a chunk with none).
+fn stored_rows(matrix: &vectors::VectorMatrix, keys: &[ChunkKey]) -> Vec<Option<usize>> {
+    let rows: HashMap<(&str, &str), usize> = matrix
+        .keys
+        .iter()
+        .enumerate()
+        .map(|(i, (path, id))| ((path.as_str(), id.as_str()), i))
+        .collect();
+    keys.iter()
+        .map(|k| rows.get(&(k.path.as_str(), k.id.as_str())).copied())
+        .collect()
+}
+
 /// Reads an index to answer searches.
 pub struct Searcher {
     store: Store,
     fulltext: FullText,
     embedder: Option<Arc<dyn Embedder>>,
     vectors: OnceLock<vectors::VectorMatrix>,
+    /// One vector per note (centroids of the chunk vectors), for hybrid fusion's note ranking.
+    centroids: OnceLock<Vec<(String, Option<Vec<f32>>)>>,
     /// The last query embedded, with its vector: the ask flow searches a question and then
     /// compares it with its passages, and embeds it once for both.
     last_query: std::sync::Mutex<Option<(String, Vec<f32>)>>,
@@ -244,6 +257,7 @@ impl Searcher {
             fulltext,
             embedder: None,
             vectors: OnceLock::new(),
+            centroids: OnceLock::new(),
             last_query: std::sync::Mutex::new(None),
         })
     }
@@ -315,19 +329,40 @@ impl Searcher {
         };
         let query = self.query_vector(embedder, query)?;
         let matrix = self.matrix(embedder)?;
-        let rows: HashMap<(&str, &str), usize> = matrix
-            .keys
-            .iter()
-            .enumerate()
-            .map(|(i, (path, id))| ((path.as_str(), id.as_str()), i))
-            .collect();
-        Ok(keys
-            .iter()
-            .map(|k| {
-                rows.get(&(k.path.as_str(), k.id.as_str()))
-                    .map(|&i| quire_embed::dot(&query, matrix.row(i)))
-            })
+        Ok(stored_rows(matrix, keys)
+            .into_iter()
+            .map(|row| row.map(|i| quire_embed::dot(&query, matrix.row(i))))
             .collect())
+    }
+
+    /// The cosine between each of `texts` and each chunk's stored vector (`None` for a chunk
+    /// with none): `result[t][k]`. The texts are embedded in one batch, as passages (an
+    /// answer's sentence is compared with a passage as a peer, not searched for). `None` when
+    /// there is no embedder or none of the chunks has a vector.
+    pub fn text_cosines(
+        &self,
+        texts: &[&str],
+        keys: &[ChunkKey],
+    ) -> Result<Option<Vec<Vec<Option<f32>>>>, SearchError> {
+        let Ok(embedder) = self.embedder("comparing sentences with passages") else {
+            return Ok(None);
+        };
+        let matrix = self.matrix(embedder)?;
+        let rows = stored_rows(matrix, keys);
+        if texts.is_empty() || rows.iter().all(Option::is_none) {
+            return Ok(None);
+        }
+        let vectors = embedder.embed_passages(texts)?;
+        Ok(Some(
+            vectors
+                .iter()
+                .map(|v| {
+                    rows.iter()
+                        .map(|row| row.map(|i| quire_embed::dot(v, matrix.row(i))))
+                        .collect()
+                })
+                .collect(),
+        ))
     }
 
     /// One vector per note of the index, from the vectors already stored (no model needed, no
@@ -399,6 +434,113 @@ impl Searcher {
         Ok(vectors::top_k(scores, want)
             .into_iter()
             .map(|(i, score)| (ChunkKey::new(&matrix.keys[i].0, &matrix.keys[i].1), score))
+            .collect())
+    }
+
+    /// Hybrid search's fusion of the BM25 and vector chunk rankings with `request.fusion`: the
+    /// chunks, best first, and (for a note-level fusion) each note's fused score. A note-level
+    /// fusion orders notes by their fused score and each note's chunks by the chunk-level one.
+    fn fuse(
+        &self,
+        request: &SearchRequest,
+        lexical: &[(ChunkKey, f32)],
+        semantic: &[(ChunkKey, f32)],
+        want: usize,
+        allowed: Option<&HashSet<String>>,
+    ) -> Result<(Vec<(ChunkKey, f32)>, HashMap<String, f32>), SearchError> {
+        use fusion::{Ranking, Signal};
+        let plan = request.fusion;
+        let chunks = fusion::fuse(
+            &[
+                Ranking {
+                    items: lexical,
+                    signal: Signal::Lexical,
+                },
+                Ranking {
+                    items: semantic,
+                    signal: Signal::Semantic,
+                },
+            ],
+            plan.method,
+        );
+        if !plan.notes {
+            return Ok((chunks, HashMap::new()));
+        }
+        let note_of = |k: &ChunkKey| k.path.clone();
+        let lexical_notes = fusion::collapse(lexical, note_of);
+        let semantic_notes = fusion::collapse(semantic, note_of);
+        let mut rankings = vec![
+            Ranking {
+                items: lexical_notes.as_slice(),
+                signal: Signal::Lexical,
+            },
+            Ranking {
+                items: semantic_notes.as_slice(),
+                signal: Signal::Semantic,
+            },
+        ];
+        let centroid_notes;
+        if plan.centroid {
+            centroid_notes = self.centroid_ranking(request, want, allowed)?;
+            rankings.push(Ranking {
+                items: centroid_notes.as_slice(),
+                signal: Signal::Semantic,
+            });
+        }
+        let notes: HashMap<String, f32> =
+            fusion::fuse(&rankings, plan.method).into_iter().collect();
+        let mut ranked: Vec<(ChunkKey, f32)> = chunks;
+        // A note only the centroid ranking found still needs a section: its best chunk by
+        // vector, or else its first chunk in the index.
+        let present: HashSet<&str> = ranked.iter().map(|(k, _)| k.path.as_str()).collect();
+        let mut missing: Vec<ChunkKey> = Vec::new();
+        if notes.len() > present.len() {
+            let embedder = self.embedder("vector search")?;
+            let matrix = self.matrix(embedder)?;
+            let mut added: HashSet<&str> = HashSet::new();
+            for (path, id) in &matrix.keys {
+                if notes.contains_key(path)
+                    && !present.contains(path.as_str())
+                    && added.insert(path.as_str())
+                {
+                    missing.push(ChunkKey::new(path, id));
+                }
+            }
+        }
+        ranked.extend(missing.into_iter().map(|k| {
+            let score = notes.get(&k.path).copied().unwrap_or_default();
+            (k, score)
+        }));
+        // Stable: within a note, chunks keep their chunk-level order.
+        ranked.sort_by(|(a, _), (b, _)| {
+            let (sa, sb) = (notes.get(&a.path), notes.get(&b.path));
+            sb.unwrap_or(&f32::MIN)
+                .total_cmp(sa.unwrap_or(&f32::MIN))
+                .then_with(|| a.path.cmp(&b.path))
+        });
+        Ok((ranked, notes))
+    }
+
+    /// Notes ranked by the cosine of the query with their centroid, among the notes `allowed`.
+    fn centroid_ranking(
+        &self,
+        request: &SearchRequest,
+        want: usize,
+        allowed: Option<&HashSet<String>>,
+    ) -> Result<Vec<(String, f32)>, SearchError> {
+        let embedder = self.embedder("vector search")?;
+        let query = self.query_vector(embedder, &request.query)?;
+        let matrix = self.matrix(embedder)?;
+        let centroids = self.centroids.get_or_init(|| matrix.note_centroids());
+        let scores = centroids.iter().enumerate().filter_map(|(i, (path, c))| {
+            let c = c.as_ref()?;
+            allowed
+                .is_none_or(|set| set.contains(path))
+                .then(|| (i, quire_embed::dot(&query, c)))
+        });
+        Ok(vectors::top_k(scores, want)
+            .into_iter()
+            .map(|(i, score)| (centroids[i].0.clone(), score))
             .collect())
     }
 
@@ -585,23 +727,18 @@ impl Searcher {
                 .filter_map(|h| Some((ChunkKey::decode(&h.key)?, h.score)))
                 .collect())
         };
+        // A note's own fused score, when fusion ranks notes rather than chunks.
+        let mut note_scores: HashMap<String, f32> = HashMap::new();
         let ranked: Vec<(ChunkKey, f32)> = match request.mode {
             Mode::Bm25 => bm25()?,
             Mode::Vector => self.vector_ranking(request, want, allowed.as_ref())?,
             Mode::Hybrid => {
-                let lexical: Vec<ChunkKey> = bm25()?.into_iter().map(|(k, _)| k).collect();
-                let semantic: Vec<ChunkKey> = self
-                    .vector_ranking(request, want, allowed.as_ref())?
-                    .into_iter()
-                    .map(|(k, _)| k)
-                    .collect();
-                fusion::reciprocal_rank_fusion(
-                    &[
-                        (&lexical, request.weights.0),
-                        (&semantic, request.weights.1),
-                    ],
-                    request.rrf_k,
-                )
+                let lexical = bm25()?;
+                let semantic = self.vector_ranking(request, want, allowed.as_ref())?;
+                let (ranked, notes) =
+                    self.fuse(request, &lexical, &semantic, want, allowed.as_ref())?;
+                note_scores = notes;
+                ranked
             }
         };
         let terms = snippet::query_terms(&request.query);
@@ -615,7 +752,7 @@ impl Searcher {
                     notes.push(NoteHit {
                         path: path.to_string(),
                         title: self.store.note_title(path)?.unwrap_or_default(),
-                        score,
+                        score: note_scores.get(path).copied().unwrap_or(score),
                         sections: Vec::new(),
                     });
                     position.insert(path.to_string(), notes.len() - 1);

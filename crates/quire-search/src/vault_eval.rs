@@ -17,6 +17,7 @@ use quire_vault::Vault;
 use quire_vault::links::Resolution;
 use serde::Serialize;
 
+use crate::fusion::Fusion;
 use crate::metrics::{mrr_at_k, ndcg_at_k, recall_at_k};
 use crate::{Mode, SearchError, SearchRequest, Searcher};
 
@@ -28,6 +29,8 @@ pub enum QueryKind {
     Heading,
     /// The line around a wikilink, links removed; the linked note answers it.
     Link,
+    /// A question written by a person, from a file (`quire eval --questions`).
+    Question,
 }
 
 /// One query with its answer.
@@ -39,6 +42,9 @@ pub struct VaultQuery {
     pub text: String,
     /// The note that answers the query.
     pub relevant: String,
+    /// Other notes that answer it as well (questions from a file may list several).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub also_relevant: Vec<String>,
     /// A note left out of the ranking (the link's source note).
     pub exclude: Option<String>,
 }
@@ -72,6 +78,7 @@ pub fn vault_queries(vault: &Vault, per_kind: usize) -> Vec<VaultQuery> {
                 kind: QueryKind::Heading,
                 text: text.to_string(),
                 relevant: note.path.clone(),
+                also_relevant: Vec::new(),
                 exclude: None,
             });
         }
@@ -98,6 +105,7 @@ pub fn vault_queries(vault: &Vault, per_kind: usize) -> Vec<VaultQuery> {
                 kind: QueryKind::Link,
                 text,
                 relevant: vault.notes[*target].path.clone(),
+                also_relevant: Vec::new(),
                 exclude: Some(note.path.clone()),
             });
         }
@@ -105,6 +113,44 @@ pub fn vault_queries(vault: &Vault, per_kind: usize) -> Vec<VaultQuery> {
     let mut out = sample(heading_queries, per_kind);
     out.extend(sample(link_queries, per_kind));
     out
+}
+
+/// A line of a questions file: `{"question": "…", "relevant": ["note.md", …]}` (other fields,
+/// such as `lang` or `why`, are ignored).
+#[derive(serde::Deserialize)]
+struct QuestionLine {
+    question: String,
+    relevant: Vec<String>,
+}
+
+/// Reads questions written by a person (JSON lines, see [`QuestionLine`]'s fields: `question`
+/// and `relevant`, the vault-relative paths of the notes that answer it). Blank lines are
+/// skipped; a line without a relevant note is an error.
+pub fn questions_from_jsonl(text: &str) -> Result<Vec<VaultQuery>, SearchError> {
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let bad = |e: Box<dyn std::error::Error + Send + Sync>| SearchError::EvalLine {
+            file: "questions",
+            line: n + 1,
+            source: e,
+        };
+        let q: QuestionLine = serde_json::from_str(line).map_err(|e| bad(Box::new(e)))?;
+        let mut relevant = q.relevant.into_iter();
+        let Some(first) = relevant.next() else {
+            return Err(bad("`relevant` names no note".into()));
+        };
+        out.push(VaultQuery {
+            kind: QueryKind::Question,
+            text: q.question,
+            relevant: first,
+            also_relevant: relevant.collect(),
+            exclude: None,
+        });
+    }
+    Ok(out)
 }
 
 fn normalize(text: &str) -> String {
@@ -201,35 +247,75 @@ pub struct VaultEvalReport {
     pub ndcg_at_10_by_kind: BTreeMap<QueryKind, BTreeMap<String, f64>>,
     /// Queries run of each kind.
     pub queries_by_kind: BTreeMap<QueryKind, usize>,
+    /// Median time of one search in milliseconds, by retriever, with the query's vector
+    /// already computed (embedding the query costs every vector and hybrid search the same).
+    pub latency_ms: BTreeMap<String, f64>,
+    /// For each query, in order: the rank (from 1) of its first relevant note among the top
+    /// 100, by retriever (`None`: not found).
+    pub ranks: Vec<BTreeMap<String, Option<usize>>>,
 }
 
 /// Runs every query through the index with each of `modes` (note-level ranking, the way search
-/// results are shown) and averages the metrics.
+/// results are shown) and averages the metrics. Each of `variants` adds a hybrid row
+/// `hybrid[name]` with that fusion (the `hybrid` row is [`Fusion::default`]).
 pub fn evaluate_vault(
     searcher: &Searcher,
     queries: &[VaultQuery],
     modes: &[Mode],
+    variants: &[(String, Fusion)],
 ) -> Result<VaultEvalReport, SearchError> {
+    let mut runs: Vec<(String, Mode, Fusion)> = modes
+        .iter()
+        .map(|m| (m.to_string(), *m, Fusion::default()))
+        .collect();
+    if modes.contains(&Mode::Hybrid) {
+        runs.extend(
+            variants
+                .iter()
+                .map(|(name, f)| (format!("hybrid[{name}]"), Mode::Hybrid, *f)),
+        );
+    }
     let mut sums: BTreeMap<String, [f64; 4]> = BTreeMap::new();
     let mut by_kind: BTreeMap<QueryKind, BTreeMap<String, f64>> = BTreeMap::new();
     let mut counts: BTreeMap<QueryKind, usize> = BTreeMap::new();
+    let mut times: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    let mut ranks = Vec::new();
     for q in queries {
         *counts.entry(q.kind).or_default() += 1;
-        let relevant: HashMap<String, u32> = HashMap::from([(q.relevant.clone(), 1)]);
-        for mode in modes {
+        let relevant: HashMap<String, u32> = std::iter::once(&q.relevant)
+            .chain(&q.also_relevant)
+            .map(|p| (p.clone(), 1))
+            .collect();
+        // Embed the query once, untimed, so every timed search compares the same work.
+        searcher.cosines(&q.text, &[])?;
+        let mut mine = BTreeMap::new();
+        for (name, mode, fusion) in &runs {
             let mut request = SearchRequest::new(q.text.clone());
             request.mode = *mode;
+            request.fusion = *fusion;
             request.k = 101;
             request.sections_per_note = 1;
-            let ranked: Vec<String> = searcher
-                .search(&request)?
+            let started = std::time::Instant::now();
+            let found = searcher.search(&request)?;
+            times
+                .entry(name.clone())
+                .or_default()
+                .push(started.elapsed().as_secs_f64() * 1000.0);
+            let ranked: Vec<String> = found
                 .results
                 .into_iter()
                 .map(|hit| hit.path)
                 .filter(|p| Some(p) != q.exclude.as_ref())
                 .take(100)
                 .collect();
-            let name = mode.to_string();
+            mine.insert(
+                name.clone(),
+                ranked
+                    .iter()
+                    .position(|p| relevant.contains_key(p))
+                    .map(|i| i + 1),
+            );
+            let name = name.clone();
             let ndcg = ndcg_at_k(&ranked, &relevant, 10);
             let s = sums.entry(name.clone()).or_insert([0.0; 4]);
             s[0] += ndcg;
@@ -238,6 +324,7 @@ pub fn evaluate_vault(
             s[3] += mrr_at_k(&ranked, &relevant, 10);
             *by_kind.entry(q.kind).or_default().entry(name).or_default() += ndcg;
         }
+        ranks.push(mine);
     }
     let n = queries.len().max(1) as f64;
     let metric = |m: usize| {
@@ -257,6 +344,11 @@ pub fn evaluate_vault(
         queries: queries.len(),
         ndcg_at_10_by_kind: by_kind,
         queries_by_kind: counts,
+        latency_ms: times
+            .into_iter()
+            .map(|(k, v)| (k, crate::eval::median(v)))
+            .collect(),
+        ranks,
     })
 }
 

@@ -30,6 +30,7 @@ use quire_app::limits::{MAX_PARAM_CHARS, MAX_PATH_CHARS, MAX_QUESTION_CHARS, che
 use quire_app::reflect::DaysAsked;
 use quire_app::resolve::resolve_note_path;
 use quire_assist::context::ContextLimits;
+use quire_assist::descent::Retriever;
 use quire_assist::draft::write_draft;
 use quire_assist::reflect::reflect as write_reflection;
 use quire_assist::{AssistError, FrozenContext};
@@ -57,6 +58,8 @@ pub(crate) struct AskBody {
     notes: Option<u32>,
     /// Continue this conversation (the `conversation` of an earlier answer's `done` event).
     conversation: Option<String>,
+    /// `hybrid` (default), `tree` or `auto`.
+    retriever: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -109,7 +112,7 @@ pub(crate) fn body<T>(body: Result<Json<T>, JsonRejection>) -> Result<T, ApiErro
     })
 }
 
-fn busy() -> ApiError {
+pub(crate) fn busy() -> ApiError {
     ApiError::new(
         StatusCode::TOO_MANY_REQUESTS,
         "busy",
@@ -133,6 +136,7 @@ fn ask_context(
     query: &str,
     mode: Option<Mode>,
     limits: ContextLimits,
+    retriever: Retriever,
 ) -> Result<FrozenContext, ApiError> {
     let searcher = state.live.searcher(INDEX_WAIT)?;
     let searcher = searcher.lock().unwrap_or_else(|e| e.into_inner());
@@ -142,6 +146,8 @@ fn ask_context(
         mode,
         limits,
         today: chrono::Local::now().date_naive(),
+        retriever,
+        model: state.chat.as_deref(),
     };
     Ok(quire_app::ask::ask_context(
         &searcher,
@@ -156,6 +162,10 @@ pub(crate) async fn ask(
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     let request = body(request)?;
     let question = limited(&request.question, "question", MAX_QUESTION_CHARS)?;
+    let retriever = match request.retriever.as_deref() {
+        None => Retriever::Hybrid,
+        Some(name) => name.parse::<Retriever>().map_err(ApiError::bad_request)?,
+    };
     let mode = mode_param(request.mode.as_deref())?;
     let mut limits = ContextLimits::default();
     if let Some(notes) = request.notes {
@@ -177,7 +187,7 @@ pub(crate) async fn ask(
     let frozen = {
         let state = Arc::clone(&state);
         let question = question.clone();
-        blocking(move || ask_context(&state, &question, &query, mode, limits)).await
+        blocking(move || ask_context(&state, &question, &query, mode, limits, retriever)).await
     };
     let frozen = match frozen {
         Ok(frozen) => frozen,
@@ -198,6 +208,14 @@ pub(crate) async fn ask(
             &cancel,
             &mut text_sink(&sender, &cancel),
         );
+        let answered = answered.map(|mut answer| {
+            // The sentences are checked with the live index's embedder (words only without).
+            if let Ok(searcher) = state.live.searcher(INDEX_WAIT) {
+                let searcher = searcher.lock().unwrap_or_else(|e| e.into_inner());
+                quire_app::ask::check_support(&searcher, turn.conversation.sources(), &mut answer);
+            }
+            answer
+        });
         let id = turn.id.clone();
         state.conversations.put_back(turn, answered.is_ok());
         let answered = answered.map(|answer| {

@@ -54,6 +54,7 @@
 //! ```
 
 mod api;
+mod deep_audit;
 mod error;
 mod events;
 mod generate;
@@ -221,6 +222,7 @@ fn router(state: Arc<AppState>, mounted: Option<Router>) -> Router {
             "/api/proposals",
             get(proposals::list).post(proposals::create),
         )
+        .route("/api/audit/deep", post(deep_audit::deep))
         .route("/api/proposals/{id}", get(proposals::show))
         .route("/api/proposals/{id}/apply", post(proposals::apply))
         .route("/api/proposals/{id}/reject", post(proposals::reject))

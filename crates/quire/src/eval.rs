@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use quire_index::{SyncOptions, sync};
 
 use crate::Cli;
@@ -27,7 +27,13 @@ pub(crate) fn test_set(
     };
     let embedder = load_embedder(cli)?;
     let cache = dirs_cache();
-    let report = quire_search::eval::evaluate(&set, boosts, embedder.as_deref(), Some(&cache))?;
+    let report = quire_search::eval::evaluate(
+        &set,
+        boosts,
+        embedder.as_deref(),
+        Some(&cache),
+        &fusion_variants()?,
+    )?;
     if cli.json {
         print_json(out, &report);
         return Ok(ExitCode::SUCCESS);
@@ -64,11 +70,44 @@ pub(crate) fn test_set(
     Ok(ExitCode::SUCCESS)
 }
 
-/// `quire eval` without DIR: queries made from the vault's own headings and link lines, run
-/// against its index (synced first) in every mode the index supports.
-pub(crate) fn vault(cli: &Cli, per_kind: usize, list: bool, out: &mut String) -> Result<ExitCode> {
+/// The hybrid fusions to compare with the default, from `QUIRE_FUSION` (names separated by
+/// commas, see `quire_search::fusion::Fusion`'s `FromStr`): for reproducing
+/// docs/fusion-variants.md, not a setting.
+fn fusion_variants() -> Result<Vec<(String, quire_search::fusion::Fusion)>> {
+    let Ok(list) = std::env::var("QUIRE_FUSION") else {
+        return Ok(Vec::new());
+    };
+    list.split(',')
+        .map(str::trim)
+        .filter(|name| !name.is_empty())
+        .map(|name| {
+            name.parse()
+                .map(|f| (name.to_string(), f))
+                .map_err(|e: String| anyhow::anyhow!("QUIRE_FUSION: {e}"))
+        })
+        .collect()
+}
+
+/// `quire eval` without DIR: queries made from the vault's own headings and link lines (or
+/// read from `questions`), run against its index (synced first) in every mode the index
+/// supports.
+pub(crate) fn vault(
+    cli: &Cli,
+    per_kind: usize,
+    list: bool,
+    questions: Option<&Path>,
+    out: &mut String,
+) -> Result<ExitCode> {
     let vault = open_vault(cli)?;
-    let queries = quire_search::vault_eval::vault_queries(&vault, per_kind);
+    let queries = match questions {
+        Some(file) => {
+            let text = std::fs::read_to_string(file)
+                .with_context(|| format!("reading questions from {}", file.display()))?;
+            quire_search::vault_eval::questions_from_jsonl(&text)
+                .with_context(|| format!("questions file {}", file.display()))?
+        }
+        None => quire_search::vault_eval::vault_queries(&vault, per_kind),
+    };
     if list {
         if cli.json {
             print_json(out, &queries);
@@ -99,7 +138,8 @@ pub(crate) fn vault(cli: &Cli, per_kind: usize, list: bool, out: &mut String) ->
     if embedder.is_some() && searcher.space()?.is_some() {
         modes.extend([quire_search::Mode::Vector, quire_search::Mode::Hybrid]);
     }
-    let report = quire_search::vault_eval::evaluate_vault(&searcher, &queries, &modes)?;
+    let report =
+        quire_search::vault_eval::evaluate_vault(&searcher, &queries, &modes, &fusion_variants()?)?;
     if cli.json {
         print_json(out, &report);
     } else {
@@ -111,7 +151,7 @@ pub(crate) fn vault(cli: &Cli, per_kind: usize, list: bool, out: &mut String) ->
 fn render_vault_report(out: &mut String, root: &Path, report: &VaultEvalReport) {
     outln!(
         out,
-        "{}: {} queries from the vault ({} headings, {} link lines); one relevant note each",
+        "{}: {} queries ({} headings, {} link lines, {} written questions)",
         root.display(),
         report.queries,
         report
@@ -122,6 +162,11 @@ fn render_vault_report(out: &mut String, root: &Path, report: &VaultEvalReport) 
         report
             .queries_by_kind
             .get(&quire_search::vault_eval::QueryKind::Link)
+            .copied()
+            .unwrap_or(0),
+        report
+            .queries_by_kind
+            .get(&quire_search::vault_eval::QueryKind::Question)
             .copied()
             .unwrap_or(0),
     );

@@ -228,6 +228,8 @@ enum Command {
         /// A note with more words than this is oversized.
         #[arg(long, default_value_t = 5000)]
         oversized_words: usize,
+        #[command(flatten)]
+        deep: assist::deep_audit::DeepArgs,
         /// Add the topic clusters: the notes grouped by meaning from the index's vectors,
         /// labelled by their distinctive words (needs an index built with the model).
         #[arg(long)]
@@ -267,6 +269,10 @@ enum Command {
         /// Print the generated vault queries and their answers instead of evaluating.
         #[arg(long)]
         list_queries: bool,
+        /// Evaluate the vault on your own questions instead of generated ones: a JSON-lines
+        /// file of `{"question": "…", "relevant": ["note.md"]}`.
+        #[arg(long, value_name = "FILE", conflicts_with = "dir")]
+        questions: Option<PathBuf>,
         /// BM25 weight of the title field. 1 by default here: the titles of test-set documents
         /// (article titles) are not note titles, for which search uses 5.
         #[arg(long, default_value_t = 1.0)]
@@ -386,12 +392,14 @@ fn run(cli: &Cli, out: &mut String) -> Result<ExitCode> {
             min_overlap,
             limit,
         } => search::duplicates(cli, *threshold, *min_overlap, *limit, out),
+        Command::Audit { deep, .. } if deep.deep => assist::deep_audit::run(cli, deep, out),
         Command::Audit {
             canvas,
             group,
             top,
             oversized_words,
             clusters,
+            ..
         } => audit::run(
             cli,
             audit::AuditFlags {
@@ -428,7 +436,8 @@ fn run(cli: &Cli, out: &mut String) -> Result<ExitCode> {
             dir: None,
             queries,
             list_queries,
+            questions,
             ..
-        } => eval::vault(cli, *queries, *list_queries, out),
+        } => eval::vault(cli, *queries, *list_queries, questions.as_deref(), out),
     }
 }

@@ -301,6 +301,7 @@ fn the_api_answers_search_notes_outlines_related_notes_and_status() {
         "/api/similar/{path}",
         "/api/status",
         "/api/audit",
+        "/api/audit/deep",
         "/api/ask",
         "/api/draft",
         "/api/proposals",
@@ -515,6 +516,7 @@ fn a_token_is_required_beyond_loopback_and_checked_on_every_route() {
         ("/api/ask", json!({"question": "starter?"})),
         ("/api/draft", json!({"note": "Home", "heading": "x"})),
         ("/api/proposals/20261203-120000-abcd/apply", json!({})),
+        ("/api/audit/deep", json!({"dry_run": true})),
         ("/api/moc", json!({"all": true})),
         (
             "/api/proposals",
@@ -1558,5 +1560,24 @@ fn proposals_are_made_shown_and_applied_only_by_a_json_post_from_an_allowed_orig
         &json!({"path": "../outside.md", "change": "create", "text": "x"}).to_string(),
         Some("application/json"),
     );
+    assert_eq!(status, 400, "{text}");
+}
+
+#[test]
+fn the_deep_audit_answers_offline_with_structure_and_what_needs_a_model() {
+    let f = sample();
+    let server = serve(quire(&f), &[]);
+    wait_ready(&server, None);
+    let url = format!("{}/api/audit/deep", server.url);
+    let (status, text) = post(&url, "{}", Some("application/json"));
+    assert_eq!(status, 200, "{text}");
+    let report: Value = serde_json::from_str(&text).unwrap();
+    assert!(report["model"].is_null());
+    assert_eq!(report["needs_model"].as_array().unwrap().len(), 3);
+    let cli = support::json(&quire(&f).args(["--json", "audit"]).output().unwrap());
+    assert_eq!(report["structural"]["summary"], cli["summary"]);
+    let (status, _) = post(&url, "{}", Some("text/plain"));
+    assert_eq!(status, 415);
+    let (status, text) = post(&url, r#"{"bogus": 1}"#, Some("application/json"));
     assert_eq!(status, 400, "{text}");
 }

@@ -417,10 +417,11 @@
     answer.textContent = "";
     $("answer-meta").textContent = "Retrieving passages…";
     $("sources").replaceChildren();
+    $("descent").hidden = true;
     $("ask-button").disabled = true;
     let text = "";
     try {
-      await streamEvents("/api/ask", { question }, (name, data) => {
+      await streamEvents("/api/ask", { question, retriever: $("retriever").value }, (name, data) => {
         if (name === "token") {
           if (!text) $("answer-meta").textContent = "Writing…";
           text += data.text;
@@ -432,6 +433,7 @@
           const citable = new Set(data.kind === "generated" ? (data.citations || []).map((c) => c.id) : []);
           answer.innerHTML = renderMarkdown(data.answer, citable);
           renderSources(data.sources);
+          renderDescent(data.retrieval && data.retrieval.descent);
           const kind = { generated: `written by ${data.model || "the model"}`, extractive: "extractive: quoted from your notes", nothing_found: "nothing found" }[data.kind] || data.kind;
           $("answer-meta").textContent = [kind, ...data.warnings].join(" · ");
         } else if (name === "error") {
@@ -447,6 +449,32 @@
       if (state.asking === controller) state.asking = null;
       $("ask-button").disabled = false;
     }
+  }
+
+  // The descent's trace: what the model was shown, what it opened and why. Text only (the
+  // model's reasons and the note names are data, never markup).
+  function renderDescent(descent) {
+    const box = $("descent");
+    const list = $("descent-steps");
+    list.replaceChildren();
+    if (!descent) { box.hidden = true; return; }
+    for (const step of descent.steps || []) {
+      const item = document.createElement("li");
+      let line = `${step.shown}: ${step.chose.length ? step.chose.join(", ") : "nothing chosen"}`;
+      if (step.invalid.length) line += ` (unknown ids dropped: ${step.invalid.join(", ")})`;
+      if (step.why) line += ` — ${step.why}`;
+      item.textContent = line;
+      list.append(item);
+    }
+    const notes = [];
+    if (descent.stale && descent.stale.length) notes.push(`changed since indexed, searched instead: ${descent.stale.join(", ")}`);
+    if (descent.stopped) notes.push(`stopped: ${descent.stopped}`);
+    for (const note of notes) {
+      const item = document.createElement("li");
+      item.textContent = note;
+      list.append(item);
+    }
+    box.hidden = false;
   }
 
   $("ask-form").addEventListener("submit", (event) => {

@@ -20,9 +20,16 @@ pub(super) struct AskFlags<'a> {
     pub chat: bool,
     pub limits: ContextLimits,
     pub mode: Option<Mode>,
+    /// Search, tree descent or auto.
+    pub retriever: quire_assist::descent::Retriever,
+    /// Withhold an answer whose cited sentences are not supported (exit 4).
+    pub strict: bool,
     /// The day date phrases are read against (tests).
     pub today: Option<&'a str>,
 }
+
+/// The exit code of `ask --strict` when it withheld an answer.
+pub(super) const EXIT_WITHHELD: u8 = 4;
 
 pub(super) fn ask(cli: &Cli, flags: AskFlags<'_>, out: &mut String) -> Result<ExitCode> {
     let AskFlags {
@@ -30,6 +37,8 @@ pub(super) fn ask(cli: &Cli, flags: AskFlags<'_>, out: &mut String) -> Result<Ex
         chat,
         limits,
         mode,
+        retriever,
+        strict,
         today,
     } = flags;
     let today = today_or(today)?;
@@ -43,6 +52,7 @@ pub(super) fn ask(cli: &Cli, flags: AskFlags<'_>, out: &mut String) -> Result<Ex
     let mut streaming = Streaming::new(cli);
     let mut conversation = Conversation::new();
     let mut question = question.trim().to_string();
+    let mut withheld = false;
     loop {
         // The searcher lives for one retrieval: the answer depends only on the frozen context,
         // and the next question sees whatever the index holds by then.
@@ -55,20 +65,40 @@ pub(super) fn ask(cli: &Cli, flags: AskFlags<'_>, out: &mut String) -> Result<Ex
                 mode,
                 limits,
                 today,
+                retriever,
+                model: model.as_deref(),
             };
             quire_app::ask::ask_context(&searcher, &reader, &request)?
         };
         let asked = streaming.run(|token, on_text| {
+            // --strict shows an answer only once its citations are checked.
+            let on_text: &mut dyn FnMut(&str) = if strict { &mut |_| {} } else { on_text };
             conversation.ask(model.as_deref(), frozen, &question, token, on_text)
         })?;
-        let Some(answer) = asked else {
+        let Some(mut answer) = asked else {
             return Ok(ExitCode::from(EXIT_CANCELLED));
         };
+        if embedder.is_some() && answer.kind == AnswerKind::Generated {
+            let searcher = open_searcher(cli, embedder.clone())?;
+            quire_app::ask::check_support(&searcher, conversation.sources(), &mut answer);
+        }
+        let refusal = answer.strict_refusal().filter(|_| strict);
+        withheld |= refusal.is_some();
+        let mut shown = serde_json::to_value(&answer)?;
+        if let Some(reason) = &refusal {
+            shown["answer"] = "".into();
+            shown["withheld"] = reason.as_str().into();
+        }
         if cli.json && chat {
-            println!("{}", serde_json::to_string(&answer)?);
+            println!("{}", serde_json::to_string(&shown)?);
         } else if cli.json {
-            print_json(out, &answer);
+            print_json(out, &shown);
+        } else if let Some(reason) = &refusal {
+            eprintln!("{}", withheld_text(reason, &answer));
         } else {
+            if strict {
+                streaming.text(&answer.answer);
+            }
             streaming.printer.end_line();
             streaming.text(&answer_footer(&answer));
         }
@@ -80,7 +110,33 @@ pub(super) fn ask(cli: &Cli, flags: AskFlags<'_>, out: &mut String) -> Result<Ex
             None => break,
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(if withheld {
+        ExitCode::from(EXIT_WITHHELD)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// What `--strict` prints instead of an answer: the reason and each failing sentence.
+fn withheld_text(reason: &str, answer: &Answer) -> String {
+    let mut text = format!("quire: answer withheld (--strict): {reason}\n");
+    for sentence in answer.sentences.iter().filter(|s| s.fails()) {
+        let verdicts: Vec<String> = sentence
+            .citations
+            .iter()
+            .filter(|c| !c.added_by_quire)
+            .map(|c| match &c.better {
+                Some(better) => format!("{}: misattributed, {better} fits better", c.id),
+                None => format!("{}: {}", c.id, c.status.as_str()),
+            })
+            .collect();
+        text.push_str(&format!(
+            "  \"{}\" ({})\n",
+            sentence.text,
+            verdicts.join("; ")
+        ));
+    }
+    text
 }
 
 /// The next follow-up from stdin; `None` at an empty line or the end of input.
@@ -102,6 +158,9 @@ fn next_question() -> Result<Option<String>> {
 fn answer_footer(answer: &Answer) -> String {
     let mut text = String::new();
     text.push_str(&source_cards(&answer.sources));
+    if let Some(support) = &answer.support {
+        text.push_str(&format!("{}\n", support.summary(&answer.sentences)));
+    }
     for warning in &answer.warnings {
         text.push_str(&format!("warning: {warning}\n"));
     }
@@ -154,5 +213,36 @@ pub(super) fn retrieval_summary(report: &RetrievalReport) -> String {
         report.code_points,
         report.limits.budget
     ));
+    if let Some(descent) = &report.descent {
+        text.push_str(&format!(
+            "descent ({}, {} model calls):\n",
+            report.retriever_name(),
+            descent.requests
+        ));
+        for step in &descent.steps {
+            text.push_str(&format!(
+                "  {}: chose {}{}{}\n",
+                step.shown,
+                if step.chose.is_empty() {
+                    "nothing".to_string()
+                } else {
+                    step.chose.join(", ")
+                },
+                if step.invalid.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (unknown ids dropped: {})", step.invalid.join(", "))
+                },
+                if step.why.is_empty() {
+                    String::new()
+                } else {
+                    format!(" — {}", step.why)
+                }
+            ));
+        }
+        if let Some(stopped) = &descent.stopped {
+            text.push_str(&format!("  stopped: {stopped}\n"));
+        }
+    }
     text
 }

@@ -5,6 +5,7 @@
 
 mod ask;
 mod config;
+pub(crate) mod deep_audit;
 mod draft;
 mod questions;
 mod reflect;
@@ -44,6 +45,15 @@ pub enum AssistCommand {
         /// hybrid, bm25 or vector (default: hybrid when the index has embeddings, else bm25).
         #[arg(long)]
         mode: Option<Mode>,
+        /// hybrid (search), tree (the model descends the vault: folders, notes, sections) or
+        /// auto (search, then descend when the evidence is weak or the question is about the
+        /// vault's structure). tree and auto need a language model.
+        #[arg(long, default_value = "hybrid", value_parser = parse_retriever)]
+        retriever: quire_assist::descent::Retriever,
+        /// Withhold a generated answer when a sentence it cites is unsupported or misattributed
+        /// by its source: print the reason and those sentences, and exit with 4.
+        #[arg(long)]
+        strict: bool,
         /// The day that "last week" and "on Jan 5" count from (default: today).
         #[arg(long, hide = true)]
         today: Option<String>,
@@ -145,6 +155,8 @@ pub fn run(cli: &Cli, command: &AssistCommand, out: &mut String) -> Result<ExitC
             chat,
             context,
             mode,
+            retriever,
+            strict,
             today,
         } => ask::ask(
             cli,
@@ -153,6 +165,8 @@ pub fn run(cli: &Cli, command: &AssistCommand, out: &mut String) -> Result<ExitC
                 chat: *chat,
                 limits: context.limits(),
                 mode: *mode,
+                retriever: *retriever,
+                strict: *strict,
                 today: today.as_deref(),
             },
             out,
@@ -193,6 +207,11 @@ pub fn run(cli: &Cli, command: &AssistCommand, out: &mut String) -> Result<ExitC
         }
         AssistCommand::Questions { target } => questions::questions(cli, target, out),
     }
+}
+
+/// `--retriever`: hybrid, tree or auto.
+fn parse_retriever(text: &str) -> Result<quire_assist::descent::Retriever, String> {
+    text.parse()
 }
 
 /// The chat model, or `None` to work offline (extractive answers): the configured provider
