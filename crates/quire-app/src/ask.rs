@@ -46,6 +46,8 @@ pub struct AskRequest<'a> {
     pub retriever: Retriever,
     /// The model that descends (`tree`, `auto`); `auto` without one searches only.
     pub model: Option<&'a dyn ChatModel>,
+    /// Only passages of notes that pass this filter (search; the descent sees every note).
+    pub filter: quire_index::Filter,
 }
 
 /// Retrieves the passages for `request` from the index `searcher` reads, re-reads them from the
@@ -57,6 +59,7 @@ pub fn ask_context(
 ) -> Result<FrozenContext, AppError> {
     let mut limits = request.limits;
     let mut retrieval = RetrievalRequest::new(request.query, limits);
+    retrieval.filter = request.filter.clone();
     retrieval.mode = match request.mode {
         Some(mode) => mode,
         None => searcher.default_mode()?,

@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use quire_assist::context::{Passage, Source};
-use quire_assist::support::{self, SupportStatus, Thresholds};
+use quire_assist::support::{self, Thresholds};
 use quire_vault::chunk::ApproxTokenCounter;
 use quire_vault::{ChunkOptions, ParseOptions, chunk_note, parse_note};
 use serde_json::Value;
@@ -142,7 +142,11 @@ fn cosines(items: &[Item]) -> Option<Vec<Vec<Vec<Option<f32>>>>> {
 
 /// The verdict as a label: the model's citation's status, or for an uncited sentence whether
 /// quire attributed it; and the source named (the better one, or the one quire added).
-fn verdict(item: &Item, cosines: Option<&[Vec<Option<f32>>]>, t: &Thresholds) -> (String, Option<String>, String) {
+fn verdict(
+    item: &Item,
+    cosines: Option<&[Vec<Option<f32>>]>,
+    t: &Thresholds,
+) -> (String, Option<String>, String) {
     let sources: Vec<Source> = item.sources.iter().map(|(s, _)| s.clone()).collect();
     let (sentences, _) = support::check(&item.sentence, &sources, cosines, None, t);
     let Some(sentence) = sentences.first() else {
@@ -157,11 +161,7 @@ fn verdict(item: &Item, cosines: Option<&[Vec<Option<f32>>]>, t: &Thresholds) ->
     match sentence.citations.first() {
         None => ("unattributed".into(), None, detail),
         Some(c) if c.added_by_quire => ("attributed".into(), Some(c.id.clone()), detail),
-        Some(c) => (
-            c.status.as_str().to_string(),
-            c.better.clone(),
-            detail,
-        ),
+        Some(c) => (c.status.as_str().to_string(), c.better.clone(), detail),
     }
 }
 
@@ -173,7 +173,13 @@ const LABELS: [&str; 5] = [
     "unattributed",
 ];
 
-fn report(name: &str, items: &[Item], cosines: Option<&[Vec<Vec<Option<f32>>>]>, t: &Thresholds, verbose: bool) {
+fn report(
+    name: &str,
+    items: &[Item],
+    cosines: Option<&[Vec<Vec<Option<f32>>>]>,
+    t: &Thresholds,
+    verbose: bool,
+) {
     // (label, predicted) → count
     let mut counts: BTreeMap<(String, String), usize> = BTreeMap::new();
     let mut right_source = 0;
@@ -181,7 +187,9 @@ fn report(name: &str, items: &[Item], cosines: Option<&[Vec<Vec<Option<f32>>>]>,
     for (n, item) in items.iter().enumerate() {
         let row = cosines.map(|c| c[n].as_slice());
         let (predicted, named, detail) = verdict(item, row, t);
-        *counts.entry((item.label.clone(), predicted.clone())).or_default() += 1;
+        *counts
+            .entry((item.label.clone(), predicted.clone()))
+            .or_default() += 1;
         if predicted == item.label && item.expected.is_some() && item.label != "supported" {
             with_source += 1;
             if named == item.expected {
@@ -189,17 +197,44 @@ fn report(name: &str, items: &[Item], cosines: Option<&[Vec<Vec<Option<f32>>>]>,
             }
         }
         if verbose && predicted != item.label {
-            println!("  {:<10} {:<13} → {:<13} {}  [{}]", item.id, item.label, predicted, item.sentence, detail);
+            println!(
+                "  {:<10} {:<13} → {:<13} {}  [{}]",
+                item.id, item.label, predicted, item.sentence, detail
+            );
         }
     }
     println!("\n## {name}");
-    println!("{:<14} {:>9} {:>9} {:>6}", "label", "precision", "recall", "items");
+    println!(
+        "{:<14} {:>9} {:>9} {:>6}",
+        "label", "precision", "recall", "items"
+    );
     for label in LABELS {
-        let truth: usize = counts.iter().filter(|((l, _), _)| l == label).map(|(_, c)| c).sum();
-        let predicted: usize = counts.iter().filter(|((_, p), _)| p == label).map(|(_, c)| c).sum();
-        let right = counts.get(&(label.to_string(), label.to_string())).copied().unwrap_or(0);
-        let ratio = |a: usize, b: usize| if b == 0 { "-".to_string() } else { format!("{:.2}", a as f32 / b as f32) };
-        println!("{label:<14} {:>9} {:>9} {truth:>6}", ratio(right, predicted), ratio(right, truth));
+        let truth: usize = counts
+            .iter()
+            .filter(|((l, _), _)| l == label)
+            .map(|(_, c)| c)
+            .sum();
+        let predicted: usize = counts
+            .iter()
+            .filter(|((_, p), _)| p == label)
+            .map(|(_, c)| c)
+            .sum();
+        let right = counts
+            .get(&(label.to_string(), label.to_string()))
+            .copied()
+            .unwrap_or(0);
+        let ratio = |a: usize, b: usize| {
+            if b == 0 {
+                "-".to_string()
+            } else {
+                format!("{:.2}", a as f32 / b as f32)
+            }
+        };
+        println!(
+            "{label:<14} {:>9} {:>9} {truth:>6}",
+            ratio(right, predicted),
+            ratio(right, truth)
+        );
     }
     println!("right source named (misattributed, attributed): {right_source} of {with_source}");
 }
@@ -218,19 +253,44 @@ fn main() {
     let t = Thresholds::DEFAULT;
     let vectors = cosines(&items);
     if let Some(c) = &vectors {
-        report("words and embeddings, quire's thresholds", &items, Some(c), &t, verbose);
+        report(
+            "words and embeddings, quire's thresholds",
+            &items,
+            Some(c),
+            &t,
+            verbose,
+        );
     }
     report("words only, quire's thresholds", &items, None, &t, verbose);
     if args.iter().any(|a| a == "--sweep") {
         for words in [0.34, 0.4, 0.5, 0.6, 0.67] {
-            let t = Thresholds { words, ..Thresholds::DEFAULT };
-            report(&format!("words only, words ≥ {words}"), &items, None, &t, false);
+            let t = Thresholds {
+                words,
+                ..Thresholds::DEFAULT
+            };
+            report(
+                &format!("words only, words ≥ {words}"),
+                &items,
+                None,
+                &t,
+                false,
+            );
         }
         if let Some(c) = &vectors {
             for cosine in [0.86, 0.88, 0.90, 0.92] {
                 for words_with_vectors in [0.4, 0.5, 0.6] {
-                    let t = Thresholds { cosine, words_with_vectors, ..Thresholds::DEFAULT };
-                    report(&format!("vectors, cosine ≥ {cosine} or words ≥ {words_with_vectors}"), &items, Some(c), &t, false);
+                    let t = Thresholds {
+                        cosine,
+                        words_with_vectors,
+                        ..Thresholds::DEFAULT
+                    };
+                    report(
+                        &format!("vectors, cosine ≥ {cosine} or words ≥ {words_with_vectors}"),
+                        &items,
+                        Some(c),
+                        &t,
+                        false,
+                    );
                 }
             }
         }

@@ -75,6 +75,8 @@ pub struct RetrievalRequest {
     pub exclude: Vec<String>,
     /// The date range that produced `only`, for the report.
     pub date_range: Option<DateRange>,
+    /// The search's filter (folder, tag, frontmatter conditions, dates).
+    pub filter: quire_index::Filter,
 }
 
 impl RetrievalRequest {
@@ -87,6 +89,7 @@ impl RetrievalRequest {
             only: None,
             exclude: Vec::new(),
             date_range: None,
+            filter: quire_index::Filter::default(),
         }
     }
 }
@@ -459,6 +462,7 @@ pub fn retrieve(searcher: &Searcher, request: &RetrievalRequest) -> Result<Retri
     if !request.query.trim().is_empty() {
         let mut search = SearchRequest::new(request.query.clone());
         search.mode = request.mode;
+        search.filter = request.filter.clone();
         search.sections_per_note = limits.candidate_chunks.max(1);
         // Filters apply after ranking, so a filtered search asks for more notes than it keeps.
         let filtered = only.is_some() || !request.exclude.is_empty();

@@ -60,6 +60,14 @@ pub(crate) struct AskBody {
     conversation: Option<String>,
     /// `hybrid` (default), `tree` or `auto`.
     retriever: Option<String>,
+    /// Only passages of notes in this folder, with this tag, passing these frontmatter
+    /// conditions, dated in this range (as `/api/search`'s parameters).
+    folder: Option<String>,
+    tag: Option<String>,
+    #[serde(rename = "where", default)]
+    conditions: Vec<String>,
+    since: Option<String>,
+    until: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -137,6 +145,7 @@ fn ask_context(
     mode: Option<Mode>,
     limits: ContextLimits,
     retriever: Retriever,
+    filter: quire_index::Filter,
 ) -> Result<FrozenContext, ApiError> {
     let searcher = state.live.searcher(INDEX_WAIT)?;
     let searcher = searcher.lock().unwrap_or_else(|e| e.into_inner());
@@ -148,6 +157,7 @@ fn ask_context(
         today: chrono::Local::now().date_naive(),
         retriever,
         model: state.chat.as_deref(),
+        filter,
     };
     Ok(quire_app::ask::ask_context(
         &searcher,
@@ -162,6 +172,26 @@ pub(crate) async fn ask(
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     let request = body(request)?;
     let question = limited(&request.question, "question", MAX_QUESTION_CHARS)?;
+    for text in [
+        &request.folder,
+        &request.tag,
+        &request.since,
+        &request.until,
+    ]
+    .into_iter()
+    .flatten()
+    .chain(&request.conditions)
+    {
+        check_length("filter", text, MAX_PARAM_CHARS).map_err(ApiError::bad_request)?;
+    }
+    let filter = quire_app::ops::search_filter(
+        request.folder.clone(),
+        request.tag.clone(),
+        &request.conditions,
+        request.since.clone(),
+        request.until.clone(),
+    )
+    .map_err(ApiError::bad_request)?;
     let retriever = match request.retriever.as_deref() {
         None => Retriever::Hybrid,
         Some(name) => name.parse::<Retriever>().map_err(ApiError::bad_request)?,
@@ -187,7 +217,8 @@ pub(crate) async fn ask(
     let frozen = {
         let state = Arc::clone(&state);
         let question = question.clone();
-        blocking(move || ask_context(&state, &question, &query, mode, limits, retriever)).await
+        blocking(move || ask_context(&state, &question, &query, mode, limits, retriever, filter))
+            .await
     };
     let frozen = match frozen {
         Ok(frozen) => frozen,

@@ -130,3 +130,40 @@ pub(crate) fn truncate(s: &str, max: usize) -> String {
         format!("{}…", s.chars().take(max).collect::<String>())
     }
 }
+
+/// The filters `search` and `ask` share.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub(crate) struct FilterArgs {
+    /// Only notes in this folder (any depth).
+    #[arg(long)]
+    pub(crate) folder: Option<String>,
+    /// Only notes with this tag (or a tag below it).
+    #[arg(long)]
+    pub(crate) tag: Option<String>,
+    /// Only notes whose frontmatter passes this condition (repeatable): `status=done`,
+    /// `rating>=7`, `created<2024-01-01`, `tags~travel` (`=`, `!=`, `<`, `<=`, `>`, `>=`,
+    /// `~` contains; dates and numbers compare as such; a list matches by any item).
+    #[arg(long = "where", value_name = "KEY OP VALUE")]
+    pub(crate) conditions: Vec<String>,
+    /// Only notes dated on or after this day (YYYY-MM-DD): the `date` or `created` property,
+    /// or a daily note's file name.
+    #[arg(long)]
+    pub(crate) since: Option<String>,
+    /// Only notes dated on or before this day (YYYY-MM-DD).
+    #[arg(long)]
+    pub(crate) until: Option<String>,
+}
+
+impl FilterArgs {
+    /// The index filter these flags name (checked: conditions, days).
+    pub(crate) fn filter(&self) -> Result<quire_index::Filter> {
+        quire_app::ops::search_filter(
+            self.folder.clone(),
+            self.tag.clone(),
+            &self.conditions,
+            self.since.clone(),
+            self.until.clone(),
+        )
+        .map_err(|message| anyhow::anyhow!(message))
+    }
+}

@@ -165,24 +165,8 @@ enum Command {
         /// hybrid, bm25 or vector (default: hybrid when the index has embeddings, else bm25).
         #[arg(long)]
         mode: Option<quire_search::Mode>,
-        /// Only notes in this folder (any depth).
-        #[arg(long)]
-        folder: Option<String>,
-        /// Only notes with this tag (or a tag below it).
-        #[arg(long)]
-        tag: Option<String>,
-        /// Only notes whose frontmatter passes this condition (repeatable): `status=done`,
-        /// `rating>=7`, `created<2024-01-01`, `tags~travel` (`=`, `!=`, `<`, `<=`, `>`, `>=`,
-        /// `~` contains; dates and numbers compare as such; a list matches by any item).
-        #[arg(long = "where", value_name = "KEY OP VALUE")]
-        conditions: Vec<String>,
-        /// Only notes dated on or after this day (YYYY-MM-DD): the `date` or `created` property,
-        /// or a daily note's file name.
-        #[arg(long)]
-        since: Option<String>,
-        /// Only notes dated on or before this day (YYYY-MM-DD).
-        #[arg(long)]
-        until: Option<String>,
+        #[command(flatten)]
+        filter: common::FilterArgs,
     },
     /// Notes most similar to NOTE (from the index's vectors; no new embedding calls).
     Similar {
@@ -367,22 +351,14 @@ fn run(cli: &Cli, out: &mut String) -> Result<ExitCode> {
             query,
             k,
             mode,
-            folder,
-            tag,
-            conditions,
-            since,
-            until,
+            filter,
         } => search::search(
             cli,
             search::SearchFlags {
                 query,
                 k: *k,
                 mode: *mode,
-                folder: folder.as_deref(),
-                tag: tag.as_deref(),
-                conditions,
-                since: since.as_deref(),
-                until: until.as_deref(),
+                filter,
             },
             out,
         ),

@@ -18,11 +18,7 @@ pub(crate) struct SearchFlags<'a> {
     pub query: &'a str,
     pub k: usize,
     pub mode: Option<Mode>,
-    pub folder: Option<&'a str>,
-    pub tag: Option<&'a str>,
-    pub conditions: &'a [String],
-    pub since: Option<&'a str>,
-    pub until: Option<&'a str>,
+    pub filter: &'a crate::common::FilterArgs,
 }
 
 pub(crate) fn search(cli: &Cli, flags: SearchFlags<'_>, out: &mut String) -> Result<ExitCode> {
@@ -38,14 +34,7 @@ pub(crate) fn search(cli: &Cli, flags: SearchFlags<'_>, out: &mut String) -> Res
         Some(mode) => mode,
         None => searcher.default_mode()?,
     };
-    request.filter = quire_app::ops::search_filter(
-        flags.folder.map(str::to_string),
-        flags.tag.map(str::to_string),
-        flags.conditions,
-        flags.since.map(str::to_string),
-        flags.until.map(str::to_string),
-    )
-    .map_err(|message| anyhow::anyhow!(message))?;
+    request.filter = flags.filter.filter()?;
     let results = searcher.search(&request)?;
     if cli.json {
         print_json(out, &results);

@@ -266,3 +266,56 @@ fn auto_descends_only_for_weak_evidence_or_a_question_about_structure_and_tree_n
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("needs a language model"));
 }
+
+#[test]
+fn filters_narrow_the_passages_of_an_answer() {
+    let setup = setup();
+    let offline = |args: &[&str]| {
+        let mut command = setup.quire(None);
+        command.args(["--json", "ask", "What did I learn and how did it go?"]);
+        command.args(args);
+        json_of(&command.output().unwrap())
+    };
+    let paths = |reply: &Value| -> Vec<String> {
+        reply["sources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["path"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let everything = paths(&offline(&[]));
+    assert!(
+        everything
+            .iter()
+            .any(|p| !p.starts_with("Resources/Books/")),
+        "{everything:?}"
+    );
+    let books = paths(&offline(&["--folder", "Resources/Books"]));
+    assert!(!books.is_empty());
+    assert!(
+        books.iter().all(|p| p.starts_with("Resources/Books/")),
+        "{books:?}"
+    );
+    let rated = paths(&offline(&[
+        "--folder",
+        "Resources/Books",
+        "--where",
+        "rating>=5",
+    ]));
+    assert!(!rated.is_empty());
+    let five_stars = [
+        "Resources/Books/Crime and Punishment.md",
+        "Resources/Books/The Rust Programming Language.md",
+    ];
+    assert!(
+        rated.iter().all(|p| five_stars.contains(&p.as_str())),
+        "{rated:?}"
+    );
+    let bad = setup
+        .quire(None)
+        .args(["ask", "x", "--since", "last tuesday"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(1));
+}

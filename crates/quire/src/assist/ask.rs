@@ -22,6 +22,8 @@ pub(super) struct AskFlags<'a> {
     pub mode: Option<Mode>,
     /// Search, tree descent or auto.
     pub retriever: quire_assist::descent::Retriever,
+    /// Only passages of notes that pass this filter.
+    pub filter: quire_index::Filter,
     /// Withhold an answer whose cited sentences are not supported (exit 4).
     pub strict: bool,
     /// The day date phrases are read against (tests).
@@ -38,6 +40,7 @@ pub(super) fn ask(cli: &Cli, flags: AskFlags<'_>, out: &mut String) -> Result<Ex
         limits,
         mode,
         retriever,
+        filter,
         strict,
         today,
     } = flags;
@@ -67,6 +70,7 @@ pub(super) fn ask(cli: &Cli, flags: AskFlags<'_>, out: &mut String) -> Result<Ex
                 today,
                 retriever,
                 model: model.as_deref(),
+                filter: filter.clone(),
             };
             quire_app::ask::ask_context(&searcher, &reader, &request)?
         };

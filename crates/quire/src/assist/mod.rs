@@ -50,6 +50,10 @@ pub enum AssistCommand {
         /// vault's structure). tree and auto need a language model.
         #[arg(long, default_value = "hybrid", value_parser = parse_retriever)]
         retriever: quire_assist::descent::Retriever,
+        /// Only passages of notes that pass these filters (search; the tree descent sees the
+        /// whole vault).
+        #[command(flatten)]
+        filter: crate::common::FilterArgs,
         /// Withhold a generated answer when a sentence it cites is unsupported or misattributed
         /// by its source: print the reason and those sentences, and exit with 4.
         #[arg(long)]
@@ -156,6 +160,7 @@ pub fn run(cli: &Cli, command: &AssistCommand, out: &mut String) -> Result<ExitC
             context,
             mode,
             retriever,
+            filter,
             strict,
             today,
         } => ask::ask(
@@ -166,6 +171,7 @@ pub fn run(cli: &Cli, command: &AssistCommand, out: &mut String) -> Result<ExitC
                 limits: context.limits(),
                 mode: *mode,
                 retriever: *retriever,
+                filter: filter.filter()?,
                 strict: *strict,
                 today: today.as_deref(),
             },
