@@ -195,6 +195,9 @@ test("asking streams the answer, then renders it with clickable source cards", a
   assert.equal(await cited.count(), 1);
   assert.match(await cited.textContent(), /S1/);
   assert.match(await page.textContent("#answer-meta"), /written by fake-model/);
+  // The citation check: the cited card carries its sentence's mark, the meta line the summary.
+  assert.match(await cited.locator(".tag[class*='support-']").first().textContent(), /1 (supported|misattributed|unsupported)/);
+  assert.match(await page.textContent("#answer-meta"), /citations: \d of 1 cited sentences supported/);
   // The model saw the sources as [S1] headers with the note's text.
   const prompt = JSON.stringify(chatRequests.at(-1).messages);
   assert.match(prompt, /\[S1\]/);

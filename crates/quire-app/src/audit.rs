@@ -2,17 +2,15 @@
 //! JSON Canvas map may be saved: a path outside the vault is written at once (atomically), a
 //! path inside the vault becomes a proposal the user applies, like every other write into it.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use quire_index::IndexLocation;
-use quire_proposals::{ChangeRequest, NewProposal};
-use quire_vault::{Vault, VaultError};
+use quire_vault::Vault;
 
 pub use quire_audit::{AuditOptions, AuditReport, Canvas, Grouping, canvas, render_markdown};
 
 use crate::error::AppError;
 use crate::live::{Live, VAULT_WAIT};
-use crate::proposals::{Proposal, open_store};
 
 /// The operation's name in error messages.
 const AUDIT: &str = "audit";
@@ -30,13 +28,7 @@ pub fn audit_vault(vault: &Vault, options: &AuditOptions) -> AuditReport {
 }
 
 /// Where a canvas went.
-#[derive(Debug)]
-pub enum CanvasSaved {
-    /// Written outside the vault, at this path.
-    Written(PathBuf),
-    /// Inside the vault: a pending proposal that creates (or replaces) the file.
-    Proposed(Box<Proposal>),
-}
+pub type CanvasSaved = crate::proposals::Saved;
 
 /// The canvas as Obsidian reads it: JSON, two-space indent, a final newline.
 pub fn canvas_json(canvas: &Canvas) -> Result<String, AppError> {
@@ -69,41 +61,12 @@ pub fn save_canvas(
             target.display()
         )));
     }
-    let parent = match target.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let folder = parent.canonicalize().map_err(|e| {
-        bad(format!(
-            "cannot write {}: its folder {} cannot be opened ({e})",
-            target.display(),
-            parent.display()
-        ))
-    })?;
-    let path = folder.join(name);
-    let Ok(inside) = path.strip_prefix(&vault.root) else {
-        quire_vault::atomic::write_atomic(&path, text.as_bytes()).map_err(VaultError::from)?;
-        return Ok(CanvasSaved::Written(path));
-    };
-    let relative = inside.to_string_lossy().replace('\\', "/");
-    let change = if path.exists() {
-        ChangeRequest::Replace {
-            path: relative.clone(),
-            base: None,
-            content: text,
-        }
-    } else {
-        ChangeRequest::Create {
-            path: relative.clone(),
-            content: text,
-        }
-    };
-    let store = open_store(&vault.root, index)?;
-    let proposal = store.create(NewProposal {
-        title: format!("Canvas map of the vault: {relative}"),
-        command: command.to_string(),
-        sources: Vec::new(),
-        changes: vec![change],
-    })?;
-    Ok(CanvasSaved::Proposed(Box::new(proposal)))
+    crate::proposals::save_file(
+        &vault.root,
+        index,
+        target,
+        &text,
+        &format!("Canvas map of the vault: {}", name.to_string_lossy()),
+        command,
+    )
 }

@@ -10,6 +10,8 @@
 //!   JSON result ([`bounds`]); [`ops::call`] runs one by name with JSON arguments.
 //! - [`resolve`]: path confinement: every note path any face receives goes through it.
 //! - [`limits`]: one set of limits for every face (bodies, arguments, results).
+//! - [`article`]: ask an article that is not in the vault: chunked, embedded (vectors cached by
+//!   content hash in `<index>/article-cache/`) and retrieved in memory, then asked as notes are.
 //! - [`ask`]: the ask flow (date phrase, daily notes, limits, retrieval, frozen passages) and
 //!   the conversations of a server.
 //! - [`draft`]: the draft flow (the section read with its hash, its material retrieved).
@@ -42,6 +44,7 @@
 //! ```
 
 pub mod args;
+pub mod article;
 pub mod ask;
 pub mod audit;
 pub mod bounds;
@@ -51,6 +54,7 @@ mod error;
 pub mod limits;
 pub mod live;
 pub mod moc;
+pub mod notetools;
 pub mod ops;
 pub mod proposals;
 pub mod reflect;

@@ -120,3 +120,69 @@ pub fn propose_note_change(
         changes: vec![change],
     })?)
 }
+
+/// Where a file quire made for the user (a canvas, an Anki export) went.
+#[derive(Debug)]
+pub enum Saved {
+    /// Written outside the vault, at this path.
+    Written(std::path::PathBuf),
+    /// Inside the vault: a pending proposal that creates (or replaces) the file.
+    Proposed(Box<Proposal>),
+}
+
+/// Saves `text` at `target` (relative to the current directory, or absolute): outside the vault
+/// at `root` it is written at once (`quire_vault::atomic`), inside it becomes a proposal titled
+/// `title`, made by `command`, and nothing in the vault is written. The folder must exist;
+/// symbolic links are resolved before deciding, so a link into the vault counts as inside.
+pub fn save_file(
+    root: &Path,
+    index: &IndexLocation,
+    target: &Path,
+    text: &str,
+    title: &str,
+    command: &str,
+) -> Result<Saved, AppError> {
+    let bad = |message: String| AppError::bad_arguments("save", message);
+    let name = target
+        .file_name()
+        .ok_or_else(|| bad(format!("`{}` names no file", target.display())))?;
+    let parent = match target.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    let folder = parent.canonicalize().map_err(|e| {
+        bad(format!(
+            "cannot write {}: its folder {} cannot be opened ({e})",
+            target.display(),
+            parent.display()
+        ))
+    })?;
+    let path = folder.join(name);
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let Ok(inside) = path.strip_prefix(&root) else {
+        quire_vault::atomic::write_atomic(&path, text.as_bytes())
+            .map_err(quire_vault::VaultError::from)?;
+        return Ok(Saved::Written(path));
+    };
+    let relative = inside.to_string_lossy().replace('\\', "/");
+    let change = if path.exists() {
+        ChangeRequest::Replace {
+            path: relative.clone(),
+            base: None,
+            content: text.to_string(),
+        }
+    } else {
+        ChangeRequest::Create {
+            path: relative.clone(),
+            content: text.to_string(),
+        }
+    };
+    let store = open_store(&root, index)?;
+    let proposal = store.create(NewProposal {
+        title: title.to_string(),
+        command: command.to_string(),
+        sources: Vec::new(),
+        changes: vec![change],
+    })?;
+    Ok(Saved::Proposed(Box::new(proposal)))
+}

@@ -59,10 +59,13 @@ pub mod descent;
 pub mod draft;
 pub mod error;
 pub mod evidence;
+pub mod flashcards;
 pub mod prompt;
 pub mod questions;
 pub mod reflect;
+pub mod split;
 pub mod support;
+pub mod transform;
 
 pub use ask::{Answer, AnswerKind, Conversation, SourceCard};
 pub use cite::CitationRewriter;

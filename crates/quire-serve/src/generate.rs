@@ -97,7 +97,7 @@ pub(crate) struct DraftBody {
 }
 
 /// What the generating thread sends to the response stream.
-enum Streamed {
+pub(crate) enum Streamed {
     Text(String),
     Done(Value),
     Failed(ApiError),
@@ -128,7 +128,7 @@ pub(crate) fn busy() -> ApiError {
     )
 }
 
-fn limited(text: &str, name: &str, max: usize) -> Result<String, ApiError> {
+pub(crate) fn limited(text: &str, name: &str, max: usize) -> Result<String, ApiError> {
     let text = text.trim();
     if text.is_empty() {
         return Err(ApiError::bad_request(format!("`{name}` is empty")));
@@ -353,7 +353,7 @@ pub(crate) async fn draft(
 }
 
 /// Passes streamed text on; when the client has gone, cancels the model call instead.
-fn text_sink<'a>(
+pub(crate) fn text_sink<'a>(
     sender: &'a mpsc::Sender<Streamed>,
     cancel: &'a CancelToken,
 ) -> impl FnMut(&str) + 'a {
@@ -384,7 +384,7 @@ fn finish<T: Serialize>(sender: &mpsc::Sender<Streamed>, result: Result<T, Assis
     let _ = sender.blocking_send(last);
 }
 
-fn stream(
+pub(crate) fn stream(
     receiver: mpsc::Receiver<Streamed>,
 ) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
     let events = futures_util::stream::unfold(receiver, |mut receiver| async move {

@@ -11,6 +11,7 @@
 //! | `GET /api/status` | the coverage report: notes, chunks, skipped files with reasons, last sync |
 //! | `GET /api/audit?top=` | the structural audit (`quire audit --json`): folders, tags, orphans, dead ends, unresolved links, islands, hubs, note sizes, duplicate titles |
 //! | `POST /api/ask`, `POST /api/draft` | server-sent events: `token`s, then `done` with citations and source cards |
+//! | `POST /api/article/ask` | the same for a pasted article that is not in the vault (`{"text", "name"?, "question"}`; cards point at its lines) |
 //! | `GET /api/proposals`, `GET /api/proposals/{id}` | proposed changes (pending; `?all=true` for all), one with its diff |
 //! | `POST /api/proposals`, `POST /api/proposals/{id}/apply`, `…/reject` | make a proposal (`propose_note_change`'s arguments); apply or reject one (the only write into the vault) |
 //! | `POST /api/moc` | maps of content for topic clusters (`{"cluster": N}` or `{"all": true}`), made as proposals; the clusters already mapped are listed instead |
@@ -54,6 +55,7 @@
 //! ```
 
 mod api;
+mod article;
 mod deep_audit;
 mod error;
 mod events;
@@ -215,6 +217,7 @@ fn router(state: Arc<AppState>, mounted: Option<Router>) -> Router {
         .route("/api/outline/{*path}", get(api::outline))
         .route("/api/similar/{*path}", get(api::similar))
         .route("/api/ask", post(generate::ask))
+        .route("/api/article/ask", post(article::ask))
         .route("/api/draft", post(generate::draft))
         .route("/api/reflect", post(generate::reflect))
         .route("/api/events", get(events::stream))

@@ -174,12 +174,12 @@ fn list(cli: &Cli, store: &ProposalStore, all: bool, out: &mut String) -> Result
 }
 
 /// Colour when stdout is a terminal and `NO_COLOR` is not set.
-fn colour() -> bool {
+pub(crate) fn colour() -> bool {
     std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
 }
 
 /// A proposal for people: its header, then its diff (added lines green, removed red).
-fn render(proposal: &Proposal, colour: bool) -> String {
+pub(crate) fn render(proposal: &Proposal, colour: bool) -> String {
     let mut text = format!(
         "proposal {} ({})\n{}\nmade by: {}\nmade: {}\n",
         proposal.id,

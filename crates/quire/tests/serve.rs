@@ -303,6 +303,7 @@ fn the_api_answers_search_notes_outlines_related_notes_and_status() {
         "/api/audit",
         "/api/audit/deep",
         "/api/ask",
+        "/api/article/ask",
         "/api/draft",
         "/api/proposals",
         "/api/proposals/{id}",
@@ -514,6 +515,10 @@ fn a_token_is_required_beyond_loopback_and_checked_on_every_route() {
     }
     for (route, body) in [
         ("/api/ask", json!({"question": "starter?"})),
+        (
+            "/api/article/ask",
+            json!({"text": "# A\n\nText.", "question": "what?"}),
+        ),
         ("/api/draft", json!({"note": "Home", "heading": "x"})),
         ("/api/proposals/20261203-120000-abcd/apply", json!({})),
         ("/api/audit/deep", json!({"dry_run": true})),

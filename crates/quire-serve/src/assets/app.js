@@ -14,6 +14,7 @@
     searchSeq: 0,
     timer: null,
     asking: null,
+    askingArticle: null,
     openPath: null,
   };
 
@@ -354,7 +355,45 @@
     return out.join("\n");
   }
 
-  function renderSources(sources) {
+  // What the citation check found per source: the model's citations by status, the sources
+  // that fit better than a misattributed one, and the sentences quire attributed itself.
+  function supportBySource(sentences) {
+    const by = new Map();
+    const entry = (id) => { if (!by.has(id)) by.set(id, { supported: 0, misattributed: 0, unsupported: 0, added: 0, better: [] }); return by.get(id); };
+    for (const sentence of sentences || []) {
+      for (const c of sentence.citations) {
+        if (c.added_by_quire) { entry(c.id).added += 1; continue; }
+        entry(c.id)[c.status] += 1;
+        if (c.better) entry(c.id).better.push(c.better);
+      }
+    }
+    return by;
+  }
+
+  // The marks of one card: one tag per status found, text only.
+  function supportTags(check) {
+    if (!check) return [];
+    const tags = [];
+    if (check.supported) tags.push(el("span", { class: "tag support-supported", text: `✓ ${check.supported} supported` }));
+    if (check.misattributed) tags.push(el("span", { class: "tag support-misattributed", text: `⚠ ${check.misattributed} misattributed (${[...new Set(check.better)].join(", ")} fits better)` }));
+    if (check.unsupported) tags.push(el("span", { class: "tag support-unsupported", text: `✗ ${check.unsupported} unsupported` }));
+    if (check.added) tags.push(el("span", { class: "tag support-added", text: `+ ${check.added} attributed by quire` }));
+    return tags;
+  }
+
+  // The one-line summary of the check for the answer's meta line.
+  function supportSummary(support) {
+    if (!support || support.method === "by_construction") return [];
+    const parts = [];
+    if (support.cited) parts.push(`${support.supported} of ${support.cited} cited sentences supported`);
+    if (support.misattributed) parts.push(`${support.misattributed} misattributed`);
+    if (support.unsupported) parts.push(`${support.unsupported} unsupported`);
+    if (support.added_by_quire) parts.push(`${support.added_by_quire} attributed by quire, not by the model`);
+    if (support.method === "words_only") parts.push("checked by words only");
+    return parts.length ? [`citations: ${parts.join(", ")}`] : [];
+  }
+
+  function renderSources(sources, checks = new Map()) {
     const list = $("sources");
     list.replaceChildren();
     for (const card of sources) {
@@ -368,7 +407,8 @@
         el("span", { class: "source-title", text: card.title || card.path }),
         el("span", { class: "heading-path", text: where }),
         el("span", { class: "lines", text: `${card.path}:${card.start_line}-${card.end_line}` }),
-        card.cited ? el("span", { class: "tag", text: "cited" }) : null)));
+        card.cited ? el("span", { class: "tag", text: "cited" }) : null,
+        ...supportTags(checks.get(card.id)))));
     }
   }
 
@@ -432,10 +472,10 @@
           // `[Sn]` (quire's source headers or a note's own text) never become links.
           const citable = new Set(data.kind === "generated" ? (data.citations || []).map((c) => c.id) : []);
           answer.innerHTML = renderMarkdown(data.answer, citable);
-          renderSources(data.sources);
+          renderSources(data.sources, supportBySource(data.sentences));
           renderDescent(data.retrieval && data.retrieval.descent);
           const kind = { generated: `written by ${data.model || "the model"}`, extractive: "extractive: quoted from your notes", nothing_found: "nothing found" }[data.kind] || data.kind;
-          $("answer-meta").textContent = [kind, ...data.warnings].join(" · ");
+          $("answer-meta").textContent = [kind, ...supportSummary(data.support), ...data.warnings].join(" · ");
         } else if (name === "error") {
           throw new Error(data.error.message);
         }
@@ -493,6 +533,107 @@
     if (!cite) return;
     event.preventDefault();
     const card = document.querySelector(`#source-${cite.dataset.source} button`);
+    if (card) { card.focus(); card.click(); }
+  });
+
+  // ---- ask an article -----------------------------------------------------------------------
+
+  // The server's body limit (quire_app::limits::MAX_BODY_BYTES); the JSON around the text counts.
+  const MAX_BODY_BYTES = 64 * 1024;
+
+  // The article's source cards: its name and lines; opening one shows those lines of the pasted
+  // text (as text) under the card. An article is not a note, so nothing opens in the reader.
+  function renderArticleSources(sources, text) {
+    const list = $("article-sources");
+    list.replaceChildren();
+    const lines = text.split(/\r\n|\r|\n/);
+    for (const card of sources) {
+      const where = card.heading_path.length ? card.heading_path.join(" › ") : "(top)";
+      const quote = el("pre", { class: "note-text article-lines", hidden: "" });
+      quote.textContent = lines.slice(card.start_line - 1, card.end_line).join("\n");
+      const button = el("button", {
+        class: "source-card", type: "button", "aria-expanded": "false",
+        onclick: () => {
+          quote.hidden = !quote.hidden;
+          button.setAttribute("aria-expanded", String(!quote.hidden));
+        },
+      },
+      el("span", { class: "source-id", text: card.id }),
+      el("span", { class: "heading-path", text: where }),
+      el("span", { class: "lines", text: card.link || `${card.path}:${card.start_line}-${card.end_line}` }),
+      card.cited ? el("span", { class: "tag", text: "cited" }) : null);
+      list.append(el("li", { class: card.cited ? "source cited" : "source", "data-source": card.id }, button, quote));
+    }
+  }
+
+  async function askArticle(text, name, question) {
+    if (state.askingArticle) state.askingArticle.abort();
+    const answer = $("article-answer");
+    const body = { text, question };
+    if (name) body.name = name;
+    if (new Blob([JSON.stringify(body)]).size > MAX_BODY_BYTES) {
+      answer.className = "answer failed";
+      answer.textContent = "";
+      $("article-sources").replaceChildren();
+      $("article-meta").textContent = "The article is longer than the server takes (64 KiB with the question): paste a part of it, or use `quire ask --file` (up to 5 MiB).";
+      return;
+    }
+    const controller = new AbortController();
+    state.askingArticle = controller;
+    answer.className = "answer streaming";
+    answer.textContent = "";
+    $("article-meta").textContent = "Reading the article…";
+    $("article-sources").replaceChildren();
+    $("article-button").disabled = true;
+    let written = "";
+    try {
+      await streamEvents("/api/article/ask", body, (event, data) => {
+        if (event === "token") {
+          if (!written) $("article-meta").textContent = "Writing…";
+          written += data.text;
+          answer.textContent = written;
+        } else if (event === "done") {
+          answer.className = "answer done";
+          const citable = new Set(data.kind === "generated" ? (data.citations || []).map((c) => c.id) : []);
+          answer.innerHTML = renderMarkdown(data.answer, citable);
+          renderArticleSources(data.sources, text);
+          const kind = { generated: `written by ${data.model || "the model"}`, extractive: "extractive: quoted from the article", nothing_found: "nothing found" }[data.kind] || data.kind;
+          const a = data.article || {};
+          const vectors = a.cache_dir ? `${a.embedded} chunks embedded, ${a.cached} from the cache` : "no embedding model";
+          $("article-meta").textContent = [kind, `${a.name}: ${a.chunks} chunks, ${vectors}`, ...data.warnings].join(" · ");
+        } else if (event === "error") {
+          throw new Error(data.error.message);
+        }
+      }, controller.signal);
+    } catch (error) {
+      if (error.name !== "AbortError") {
+        answer.className = "answer failed";
+        $("article-meta").textContent = error.message;
+      }
+    } finally {
+      if (state.askingArticle === controller) state.askingArticle = null;
+      $("article-button").disabled = false;
+    }
+  }
+
+  $("article-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const text = $("article-text").value;
+    const question = $("article-question").value.trim();
+    if (!text.trim()) { $("article-meta").textContent = "Paste an article first."; return; }
+    if (question) askArticle(text, $("article-name").value.trim(), question);
+  });
+  $("article-question").addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+      event.preventDefault();
+      $("article-form").requestSubmit();
+    }
+  });
+  $("article-answer").addEventListener("click", (event) => {
+    const cite = event.target.closest("a.cite");
+    if (!cite) return;
+    event.preventDefault();
+    const card = document.querySelector(`#article-sources li[data-source="${cite.dataset.source}"] button`);
     if (card) { card.focus(); card.click(); }
   });
 

@@ -3,10 +3,12 @@
 //! comes as one JSON object at the end (`--json`). Ctrl-C cancels the request in flight. One
 //! module per command; [`streaming`] is what they share.
 
+mod article;
 mod ask;
 mod config;
 pub(crate) mod deep_audit;
 mod draft;
+mod notetools;
 mod questions;
 mod reflect;
 mod streaming;
@@ -36,6 +38,11 @@ pub enum AssistCommand {
     /// config`), the best passages are quoted instead (an extractive answer).
     Ask {
         question: String,
+        /// Ask this article instead of the vault: a Markdown or text file (in the vault or
+        /// not), or `-` for stdin; at most 5 MiB. It is chunked and embedded in memory, its
+        /// vectors cached in <index>/article-cache/; citations point at its lines.
+        #[arg(long, value_name = "ARTICLE", conflicts_with_all = ["chat", "retriever"])]
+        file: Option<PathBuf>,
         /// Go on with follow-up questions read from stdin, one per line (an empty line or the
         /// end of input stops). With --json, one JSON object per line and turn.
         #[arg(long)]
@@ -84,6 +91,49 @@ pub enum AssistCommand {
         #[arg(long)]
         mode: Option<Mode>,
     },
+    /// Flashcards from NOTE (question::answer, citing its lines), proposed under `## Flashcards`.
+    ///
+    /// Cards the note already has are not made again. --anki FILE.tsv also writes them for Anki's
+    /// import (tags: the note's and `quire`). Needs a language model.
+    Flashcards {
+        note: String,
+        /// Also write the cards as an Anki import file (outside the vault; inside, a proposal).
+        #[arg(long, value_name = "FILE.tsv")]
+        anki: Option<PathBuf>,
+        #[command(flatten)]
+        tool: notetools::ToolArgs,
+    },
+    /// Split NOTE into atomic notes and make it a map of them, losing no line (a proposal).
+    ///
+    /// With a language model the note is split by topic; without one (or with --by-headings) by
+    /// its headings.
+    Split {
+        note: String,
+        /// Split by headings even when a model is configured.
+        #[arg(long)]
+        by_headings: bool,
+        #[command(flatten)]
+        tool: notetools::ToolArgs,
+    },
+    /// Rewrite part of NOTE (lines, a section, or the whole body) as a preset or an instruction
+    /// says; shown as a diff, written only when applied. Needs a language model.
+    Transform {
+        note: String,
+        /// Lines A-B (1-based, inclusive), or a single line A.
+        #[arg(long, conflicts_with = "heading")]
+        lines: Option<String>,
+        /// The section under this heading.
+        #[arg(long)]
+        heading: Option<String>,
+        /// improve, shorten, grammar, examples or translate:LANGUAGE.
+        #[arg(long, conflicts_with = "instruction")]
+        preset: Option<String>,
+        /// What to do, in your words.
+        #[arg(long)]
+        instruction: Option<String>,
+        #[command(flatten)]
+        tool: notetools::ToolArgs,
+    },
     /// Reflect on a week of daily notes, each point linked to its day.
     ///
     /// What happened, themes, open loops and a plan for next week (default range: the seven
@@ -111,7 +161,12 @@ pub enum AssistCommand {
     /// writes one short question per topic; offline, each topic's central passage is shown.
     Questions {
         /// A note, or a folder of the vault (`Resources/`).
-        target: String,
+        #[arg(required_unless_present = "file", conflicts_with = "file")]
+        target: Option<String>,
+        /// The questions an article answers instead: a Markdown or text file, or `-` for stdin
+        /// (at most 5 MiB; embedded in memory, vectors cached as for `ask --file`).
+        #[arg(long, value_name = "ARTICLE")]
+        file: Option<PathBuf>,
     },
     /// The effective configuration: vault, index, embedding model, language model.
     ///
@@ -156,6 +211,25 @@ pub fn run(cli: &Cli, command: &AssistCommand, out: &mut String) -> Result<ExitC
         AssistCommand::Config => config::config(cli, out),
         AssistCommand::Ask {
             question,
+            file: Some(file),
+            context,
+            mode,
+            strict,
+            ..
+        } => article::ask(
+            cli,
+            article::AskFlags {
+                file,
+                question,
+                limits: context.limits(),
+                mode: *mode,
+                strict: *strict,
+            },
+            out,
+        ),
+        AssistCommand::Ask {
+            question,
+            file: None,
             chat,
             context,
             mode,
@@ -175,6 +249,33 @@ pub fn run(cli: &Cli, command: &AssistCommand, out: &mut String) -> Result<ExitC
                 strict: *strict,
                 today: today.as_deref(),
             },
+            out,
+        ),
+        AssistCommand::Flashcards { note, anki, tool } => {
+            notetools::flashcards(cli, note, anki.as_ref(), tool, out)
+        }
+        AssistCommand::Split {
+            note,
+            by_headings,
+            tool,
+        } => notetools::split(cli, note, *by_headings, tool, out),
+        AssistCommand::Transform {
+            note,
+            lines,
+            heading,
+            preset,
+            instruction,
+            tool,
+        } => notetools::transform(
+            cli,
+            notetools::TransformFlags {
+                note,
+                lines: lines.as_deref(),
+                heading: heading.as_deref(),
+                preset: preset.as_deref(),
+                instruction: instruction.as_deref(),
+            },
+            tool,
             out,
         ),
         AssistCommand::Draft {
@@ -211,7 +312,12 @@ pub fn run(cli: &Cli, command: &AssistCommand, out: &mut String) -> Result<ExitC
             let range = asked.range(today_or(today.as_deref())?)?;
             reflect::reflect_range(cli, range, *budget, out)
         }
-        AssistCommand::Questions { target } => questions::questions(cli, target, out),
+        AssistCommand::Questions {
+            file: Some(file), ..
+        } => article::questions(cli, file, out),
+        AssistCommand::Questions { target, .. } => {
+            questions::questions(cli, target.as_deref().unwrap_or_default(), out)
+        }
     }
 }
 

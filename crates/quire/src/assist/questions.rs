@@ -92,7 +92,7 @@ pub(super) fn questions(cli: &Cli, target: &str, out: &mut String) -> Result<Exi
     Ok(ExitCode::SUCCESS)
 }
 
-fn topic_lines(topic: &Topic) -> String {
+pub(super) fn topic_lines(topic: &Topic) -> String {
     let c = &topic.central;
     let place = format!("{}:{}-{}", c.path, c.start_line, c.end_line);
     let more = match topic.passages.len() {
