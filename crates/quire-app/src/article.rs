@@ -521,13 +521,16 @@ pub fn ask(
     let frozen = article.context(question, limits)?;
     let mut conversation = Conversation::new();
     let mut answer = match model {
-        Some(model) => conversation.ask(Some(model), frozen, question, cancel, on_text)?,
-        None => {
-            // The offline answer is shown at once; its wording speaks of notes, so it is
-            // collected, reworded for an article, and then shown.
+        Some(model) if !frozen.passages.is_empty() => {
+            conversation.ask(Some(model), frozen, question, cancel, on_text)?
+        }
+        _ => {
+            // The offline (or nothing-found) answer is shown at once; its wording speaks of
+            // notes, so it is collected, reworded for an article, and then shown.
             let mut offline = String::new();
-            let mut answer =
-                conversation.ask(None, frozen, question, cancel, &mut |t| offline.push_str(t))?;
+            let mut answer = conversation.ask(model, frozen, question, cancel, &mut |t| {
+                offline.push_str(t)
+            })?;
             answer.answer = about_the_article(&answer.answer);
             answer.warnings = answer
                 .warnings

@@ -215,7 +215,13 @@ pub fn deep_audit(
     if options.map.full && !options.dry_run {
         cache.clear().map_err(quire_search::SearchError::from)?;
     }
-    let plan = map_reduce::plan(&notes, &cache, &model_name, &options.map)?;
+    let plan = map_reduce::plan(
+        &notes,
+        &cache,
+        &model_name,
+        model.context_tokens(),
+        &options.map,
+    )?;
     report.plan = Some(plan.clone());
     if options.dry_run {
         return Ok(report);

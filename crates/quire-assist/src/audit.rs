@@ -128,9 +128,38 @@ impl Default for MapOptions {
     }
 }
 
-/// About how many tokens `text` is (4 characters a token).
+/// About how many tokens `text` is: 4 ASCII characters a token, 2 other letters (Cyrillic,
+/// Greek, accented), and one per CJK character, as common tokenizers cut them.
 pub fn approx_tokens(text: &str) -> usize {
-    text.chars().count().div_ceil(4)
+    let quarters: usize = text
+        .chars()
+        .map(|c| match c as u32 {
+            0..=0x7f => 1,
+            0x2e80..=0x9fff | 0xac00..=0xd7af | 0xf900..=0xfaff => 4,
+            _ => 2,
+        })
+        .sum();
+    quarters.div_ceil(4)
+}
+
+/// The tokens a map request's notes may take for a model of `context` tokens: a third of what
+/// is left after the system prompt and the titles, so the records fit in the rest.
+pub fn batch_budget(options: &MapOptions, context: Option<usize>) -> usize {
+    match context {
+        Some(context) => {
+            let fixed = approx_tokens(MAP_SYSTEM) + titles_budget(Some(context)) + 64;
+            options
+                .batch_tokens
+                .min(context.saturating_sub(fixed) / 3)
+                .max(200)
+        }
+        None => options.batch_tokens,
+    }
+}
+
+/// The tokens the titles list may take: 1,500, or a sixth of a small model's context.
+pub fn titles_budget(context: Option<usize>) -> usize {
+    context.map_or(1_500, |c| (c / 6).min(1_500))
 }
 
 /// What the map will do, before anything is sent.
@@ -178,12 +207,16 @@ fn note_body(note: &AuditNote, note_tokens: usize) -> String {
 
 /// Which notes need a request and how they are batched (greedy, in order, under
 /// `batch_tokens`; a note larger than a batch goes alone).
+/// `context` is the model's context in tokens, when known ([`ChatModel::context_tokens`]): the
+/// batches are sized to fit it.
 pub fn plan(
     notes: &[AuditNote],
     cache: &AuditCache,
     model: &str,
+    context: Option<usize>,
     options: &MapOptions,
 ) -> Result<MapPlan, AssistError> {
+    let batch_tokens = batch_budget(options, context);
     let mut batches: Vec<Vec<usize>> = Vec::new();
     let mut current = Vec::new();
     let mut current_tokens = 0;
@@ -200,8 +233,8 @@ pub fn plan(
             cached += 1;
             continue;
         }
-        let tokens = approx_tokens(&note_body(note, options.note_tokens)) + 12;
-        if !current.is_empty() && current_tokens + tokens > options.batch_tokens {
+        let tokens = approx_tokens(&note_body(note, options.note_tokens.min(batch_tokens))) + 12;
+        if !current.is_empty() && current_tokens + tokens > batch_tokens {
             batches.push(std::mem::take(&mut current));
             current_tokens = 0;
         }
@@ -213,7 +246,8 @@ pub fn plan(
         batches.push(current);
     }
     // The system prompt and the answer's records, per request.
-    estimated += batches.len() * (approx_tokens(MAP_SYSTEM) + 150) + (notes.len() - cached) * 120;
+    estimated += batches.len() * (approx_tokens(MAP_SYSTEM) + titles_budget(context) / 2 + 150)
+        + (notes.len() - cached) * 120;
     Ok(MapPlan {
         notes: notes.len(),
         cached,
@@ -515,7 +549,9 @@ pub fn run_map(
     on_batch: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<MapOutcome, AssistError> {
     let model_name = model.name();
-    let titles = titles_list(notes, 1_500);
+    let context = model.context_tokens();
+    let titles = titles_list(notes, titles_budget(context));
+    let note_tokens = options.note_tokens.min(batch_budget(options, context));
     let next = AtomicUsize::new(0);
     let requests = AtomicUsize::new(0);
     let sent_tokens = AtomicUsize::new(0);
@@ -537,7 +573,7 @@ pub fn run_map(
                     let Some(batch) = plan.batches.get(b) else {
                         break;
                     };
-                    let messages = map_messages(notes, batch, titles, options.note_tokens);
+                    let messages = map_messages(notes, batch, titles, note_tokens);
                     let tokens: usize = messages.iter().map(|m| approx_tokens(&m.content)).sum();
                     if let Some(budget) = options.budget_tokens
                         && sent_tokens.fetch_add(tokens, Ordering::SeqCst) + tokens > budget
@@ -964,6 +1000,19 @@ mod tests {
         assert_eq!(reduced.recommendations[0].notes, ["A.md"]);
         assert_eq!(reduced.action_plan[0].notes, ["B.md"]);
         assert_eq!(reduced.dropped_paths, 1);
+    }
+
+    #[test]
+    fn tokens_are_counted_by_script_and_batches_fit_a_small_context() {
+        assert_eq!(approx_tokens("abcdefgh"), 2);
+        assert_eq!(approx_tokens("茶的笔记"), 4);
+        assert_eq!(approx_tokens("чай"), 2);
+        let options = MapOptions::default();
+        assert_eq!(batch_budget(&options, None), 3_000);
+        let small = batch_budget(&options, Some(4_096));
+        let fixed = approx_tokens(MAP_SYSTEM) + titles_budget(Some(4_096));
+        assert!(small * 3 + fixed <= 4_096, "{small}");
+        assert!(small >= 600, "{small}");
     }
 
     #[test]

@@ -62,7 +62,7 @@ fn model(server: &FakeChat) -> OpenAiCompatible {
 
 fn run(cache: &AuditCache, model: &OpenAiCompatible, cancel: &CancelToken) -> Run {
     let notes = notes();
-    let plan = plan(&notes, cache, &model.name(), &options()).unwrap();
+    let plan = plan(&notes, cache, &model.name(), None, &options()).unwrap();
     let outcome = run_map(
         model,
         &notes,
@@ -198,6 +198,6 @@ fn ctrl_c_midway_keeps_the_records_already_made() {
     assert_eq!(cache.len().unwrap(), 2);
     // The next run sends only the rest.
     let notes = notes();
-    let again = plan(&notes, &cache, &model.name(), &options());
+    let again = plan(&notes, &cache, &model.name(), None, &options());
     assert_eq!(again.unwrap().to_send, 2);
 }

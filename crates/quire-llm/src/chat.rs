@@ -120,6 +120,12 @@ pub trait ChatModel: Send + Sync {
     /// Which model this is, for people and as part of cache keys (model and endpoint).
     fn name(&self) -> String;
 
+    /// How many tokens a request (prompt and answer together) may hold, when the model says;
+    /// callers that batch work size their requests to it. `None`: unknown (a server's model).
+    fn context_tokens(&self) -> Option<usize> {
+        None
+    }
+
     /// Sends `request` and calls `on_token` with each piece of the answer as it arrives, in
     /// order. Returns the whole answer when the model is done.
     ///

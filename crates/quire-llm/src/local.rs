@@ -447,6 +447,10 @@ impl ChatModel for LocalLlama {
         format!("{} (local)", file.to_string_lossy())
     }
 
+    fn context_tokens(&self) -> Option<usize> {
+        Some(self.options.context_tokens.min(self.model.n_ctx_train()) as usize)
+    }
+
     fn stream(
         &self,
         request: &ChatRequest,

@@ -203,6 +203,10 @@ pub use duplicates::DuplicatePair;
 /// [`Searcher::note_vectors`].
 pub type NoteVector = (String, Option<Vec<f32>>);
 
+/// Cosines of several texts with several chunks: `rows[text][chunk]`, `None` for a chunk with
+/// no stored vector (see [`Searcher::text_cosines`]).
+pub type CosineRows = Vec<Vec<Option<f32>>>;
+
 /// The row of each chunk's stored vector in `matrix` (`None` for a chunk with none).
 fn stored_rows(matrix: &vectors::VectorMatrix, keys: &[ChunkKey]) -> Vec<Option<usize>> {
     let rows: HashMap<(&str, &str), usize> = matrix
@@ -343,7 +347,7 @@ impl Searcher {
         &self,
         texts: &[&str],
         keys: &[ChunkKey],
-    ) -> Result<Option<Vec<Vec<Option<f32>>>>, SearchError> {
+    ) -> Result<Option<CosineRows>, SearchError> {
         let Ok(embedder) = self.embedder("comparing sentences with passages") else {
             return Ok(None);
         };
