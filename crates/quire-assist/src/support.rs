@@ -225,7 +225,7 @@ impl SupportReport {
                             .iter()
                             .any(|c| !c.added_by_quire && c.status == status)
                     })
-                    .map(|s| quoted(s))
+                    .map(quoted)
                     .collect();
                 parts.push(format!("{count} {what}: {}", which.join("; ")));
             }

@@ -98,7 +98,7 @@ impl Setup {
     }
 }
 
-fn citation<'a>(v: &'a Value, sentence: usize) -> &'a Value {
+fn citation(v: &Value, sentence: usize) -> &Value {
     &v["sentences"][sentence]["citations"][0]
 }
 
