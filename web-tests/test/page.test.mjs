@@ -251,6 +251,41 @@ test("text quoted from a note never becomes a citation link", async () => {
   }
 });
 
+test("a pasted article is asked in its own panel, with cards that show its lines", async () => {
+  const article = "# Tortoise care\n\n## Feeding\n\nFeed the tortoise leafy greens once a day; <img src=x onerror=\"window.__pwned=3\"> dandelions are a treat.\n\n## Housing\n\nA tortoise needs a warm, dry enclosure with a basking lamp.\n";
+  await page.fill("#article-name", "Tortoise.md");
+  await page.fill("#article-text", article);
+  await page.fill("#article-question", "How often do I feed the tortoise?");
+  await page.click("#article-button");
+  await page.waitForSelector("#article-answer.done", { timeout: 30000 });
+  const html = await page.innerHTML("#article-answer");
+  assert.match(html, /<strong>once a day<\/strong>/);
+  assert.match(html, /&lt;b&gt;not bold&lt;\/b&gt;/, "model output is escaped");
+  assert.equal(await page.locator("#article-answer a.cite").count(), 1);
+  assert.match(await page.textContent("#article-meta"), /written by fake-model.* · Tortoise\.md: \d+ chunks, no embedding model/);
+  // The model saw the article as a fenced source named after it, never as a note.
+  const prompt = chatRequests.at(-1).messages[1].content;
+  assert.match(prompt, /\[S1\] Tortoise\.md › Tortoise care › Feeding \(lines 1–5\)\n⟦⟦⟦\n/);
+  // The cited card names the article's lines; the citation opens it and shows those lines, as text.
+  const cited = page.locator("#article-sources .source.cited");
+  assert.equal(await cited.count(), 1);
+  assert.match(await cited.textContent(), /S1.*Tortoise care › Feeding.*Tortoise\.md:1-5/);
+  await page.click("#article-answer a.cite");
+  const lines = cited.locator("pre.article-lines");
+  await lines.waitFor({ state: "visible" });
+  assert.equal(await lines.textContent(), "# Tortoise care\n\n## Feeding\n\nFeed the tortoise leafy greens once a day; <img src=x onerror=\"window.__pwned=3\"> dandelions are a treat.");
+  assert.equal(await page.locator("#article-sources img").count(), 0);
+  assert.equal(await page.evaluate(() => window.__pwned), undefined);
+  assert.doesNotMatch(await page.textContent("#reader-path"), /Tortoise/, "an article is not opened as a note");
+  // Too long for the server's body limit: said before anything is sent.
+  const sent = chatRequests.length;
+  await page.fill("#article-text", "x".repeat(70 * 1024));
+  await page.click("#article-button");
+  await page.waitForFunction(() => /longer than the server takes/.test(document.getElementById("article-meta").textContent));
+  assert.equal(chatRequests.length, sent);
+  await page.screenshot({ path: join(ARTIFACTS, "article.png"), fullPage: true });
+});
+
 test("a note saved while the page is open shows up without a reload", async () => {
   await page.fill("#q", "zeppelin");
   await page.waitForFunction(() => /No note matched/.test(document.getElementById("search-info").textContent));

@@ -548,7 +548,7 @@ pub fn ask(
         card.link = format!("{}:{}-{}", card.path, card.start_line, card.end_line);
     }
     let mut report = article.report.clone();
-    answer.warnings.extend(report.warnings.drain(..));
+    answer.warnings.append(&mut report.warnings);
     if report.truncated {
         answer.warnings.push(format!(
             "the article has more than {} chunks: only its first {} were read",

@@ -19,6 +19,7 @@ use axum::response::sse::{Event, Sse};
 use futures_util::Stream;
 use quire_app::article::{Article, VectorCache};
 use quire_app::limits::{MAX_PATH_CHARS, MAX_QUESTION_CHARS, check_length};
+use quire_assist::AssistError;
 use quire_assist::context::ContextLimits;
 use quire_llm::CancelToken;
 use serde::Deserialize;
@@ -27,7 +28,7 @@ use tokio::sync::mpsc;
 use crate::AppState;
 use crate::api::blocking;
 use crate::error::ApiError;
-use crate::generate::{Streamed, body, busy, limited, stream, text_sink};
+use crate::generate::{body, busy, finish, limited, stream, text_sink};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -80,18 +81,11 @@ pub(crate) async fn ask(
             &cancel,
             &mut text_sink(&sender, &cancel),
         );
-        let last = match answered {
-            Ok(answer) => match serde_json::to_value(&answer) {
-                Ok(value) => Streamed::Done(value),
-                Err(e) => Streamed::Failed(ApiError::internal(format!(
-                    "cannot serialize the answer: {e}"
-                ))),
-            },
-            // The client is gone; nobody reads this.
-            Err(quire_app::AppError::Assist(e)) if e.is_cancelled() => return,
-            Err(e) => Streamed::Failed(e.into()),
-        };
-        let _ = sender.blocking_send(last);
+        let answered = answered.map_err(|e| match e {
+            quire_app::AppError::Assist(e) => e,
+            other => AssistError::Unusable(other.to_string()),
+        });
+        finish(&sender, answered);
     });
     Ok(stream(receiver))
 }

@@ -369,7 +369,10 @@ pub(crate) fn text_sink<'a>(
 }
 
 /// Sends the final event: the result, or the error.
-fn finish<T: Serialize>(sender: &mpsc::Sender<Streamed>, result: Result<T, AssistError>) {
+pub(crate) fn finish<T: Serialize>(
+    sender: &mpsc::Sender<Streamed>,
+    result: Result<T, AssistError>,
+) {
     let last = match result {
         Ok(value) => match serde_json::to_value(&value) {
             Ok(value) => Streamed::Done(value),

@@ -15,10 +15,10 @@ use quire_search::Mode;
 use quire_vault::atomic::ReadError;
 use serde_json::json;
 
-use super::ask::{EXIT_WITHHELD, source_cards};
+use super::ask::{EXIT_WITHHELD, answer_footer};
 use super::questions::topic_lines;
 use super::streaming::Streaming;
-use super::{ENV_PRESET, EXIT_CANCELLED, chat_model};
+use super::{EXIT_CANCELLED, chat_model};
 use crate::Cli;
 use crate::common::{index_location, load_embedder, open_options, print_json, vault_root};
 
@@ -116,23 +116,7 @@ pub(super) fn ask(cli: &Cli, flags: AskFlags<'_>, out: &mut String) -> Result<Ex
             streaming.text(&answer.answer);
         }
         streaming.printer.end_line();
-        let mut text = source_cards(&answer.sources);
-        if let Some(support) = &answer.support {
-            text.push_str(&format!("{}\n", support.summary(&answer.sentences)));
-        }
-        for warning in &answer.warnings {
-            text.push_str(&format!("warning: {warning}\n"));
-        }
-        if answer.kind == AnswerKind::Extractive {
-            text.push_str(&format!(
-                "note: no language model is configured; set {ENV_PRESET} or QUIRE_LLM_BASE_URL and QUIRE_LLM_MODEL to have answers written (see `quire config`)\n"
-            ));
-        }
-        let r = &answer.retrieval;
-        text.push_str(&format!(
-            "retrieval: {} over the article, {} candidate chunks, {} sources, {} of {} code points\n",
-            r.mode, r.candidate_chunks, r.sources, r.code_points, r.limits.budget
-        ));
+        let mut text = answer_footer(answer);
         text.push_str(&article_line(&answered.article));
         streaming.text(&text);
     }

@@ -159,7 +159,7 @@ fn next_question() -> Result<Option<String>> {
 }
 
 /// The lines after an answer: source cards, warnings, and how the context was built.
-fn answer_footer(answer: &Answer) -> String {
+pub(super) fn answer_footer(answer: &Answer) -> String {
     let mut text = String::new();
     text.push_str(&source_cards(&answer.sources));
     if let Some(support) = &answer.support {
