@@ -266,3 +266,414 @@ pub fn transform(
         }],
     })?)
 }
+
+/// What `complete` did.
+#[derive(Debug, Clone, Serialize)]
+pub struct CompleteOutcome {
+    /// The continuation and its sources.
+    pub completion: quire_assist::complete::Completion,
+    /// The proposal that inserts it (none when only printed).
+    pub proposal: Option<Proposal>,
+}
+
+/// Continues the note at `path` after line `at` (default: its last line), streaming the text
+/// to `on_text`; `smart` gives the model passages of other notes from `searcher` to cite. With
+/// `propose`, a proposal inserts the text after that line.
+#[allow(clippy::too_many_arguments)] // one tool's inputs; a struct would only rename them
+pub fn complete(
+    store: &ProposalStore,
+    reader: &SourceReader,
+    searcher: Option<&quire_search::Searcher>,
+    path: &str,
+    at: Option<usize>,
+    model: Option<&dyn ChatModel>,
+    propose: bool,
+    cancel: &CancelToken,
+    on_text: &mut dyn FnMut(&str),
+) -> Result<CompleteOutcome, AppError> {
+    let model = model.ok_or_else(|| needs_model("complete"))?;
+    let target = read(reader, path)?;
+    let at = at.unwrap_or(target.note.line_count.max(1));
+    if at == 0 || at > target.note.line_count.max(1) {
+        return Err(AppError::bad_arguments(
+            "complete",
+            format!(
+                "--at {at} is not a line of the note (it has {})",
+                target.note.line_count
+            ),
+        ));
+    }
+    let sources = match searcher {
+        Some(searcher) => {
+            quire_assist::complete::smart_sources(searcher, reader, &target.note, at)?
+        }
+        None => Vec::new(),
+    };
+    let completion =
+        quire_assist::complete::complete(model, &target.note, at, &sources, cancel, on_text)?;
+    if completion.text.is_empty() {
+        return Err(AppError::bad_arguments(
+            "complete",
+            "the model wrote nothing: the note is unchanged",
+        ));
+    }
+    let proposal = if propose {
+        let text = String::from_utf8_lossy(&target.bytes).into_owned();
+        let line = text.lines().nth(at - 1).unwrap_or_default().to_string();
+        let (_, content) = splice_lines(&text, at, at, &format!("{line}\n{}", completion.text))
+            .or_else(|| {
+                (text.is_empty()).then(|| (String::new(), format!("{}\n", completion.text)))
+            })
+            .ok_or_else(|| AppError::bad_arguments("complete", "the line is not in the note"))?;
+        Some(store.create(NewProposal {
+            title: format!("Continue {} after line {at}", target.path),
+            command: format!("quire complete {}", target.path),
+            sources: completion.sources.iter().map(|s| s.path.clone()).collect(),
+            changes: vec![ChangeRequest::Replace {
+                path: target.path.clone(),
+                base: Some(target.bytes),
+                content,
+            }],
+        })?)
+    } else {
+        None
+    };
+    Ok(CompleteOutcome {
+        completion,
+        proposal,
+    })
+}
+
+/// What `dataview` wrote.
+#[derive(Debug, Clone, Serialize)]
+pub struct DataviewOutcome {
+    /// The query (checked: every folder, tag and field it names exists).
+    pub query: String,
+    /// Whether a repair request was needed.
+    pub repaired: bool,
+    /// The proposal that adds it to a note, when asked.
+    pub proposal: Option<Proposal>,
+}
+
+/// The folders, tags and property names of `vault`.
+pub fn dataview_schema(vault: &quire_vault::Vault) -> quire_assist::dataview::Schema {
+    let mut schema = quire_assist::dataview::Schema::default();
+    for note in &vault.notes {
+        let mut folder = note.path.as_str();
+        while let Some((parent, _)) = folder.rsplit_once('/') {
+            schema.folders.insert(parent.to_string());
+            folder = parent;
+        }
+        for tag in &note.tags {
+            schema
+                .tags
+                .insert(tag.name.trim_start_matches('#').to_string());
+        }
+        schema.properties.extend(note.properties.keys().cloned());
+    }
+    schema
+}
+
+/// A Dataview query for `question` over `vault`'s real names (see `quire_assist::dataview`); with
+/// `into` (a store, a reader and a note path) a proposal adds it at the end of that note.
+pub fn dataview(
+    vault: &quire_vault::Vault,
+    question: &str,
+    model: Option<&dyn ChatModel>,
+    into: Option<(&ProposalStore, &SourceReader, &str)>,
+    cancel: &CancelToken,
+) -> Result<DataviewOutcome, AppError> {
+    use quire_assist::dataview::{dataview_messages, query_of, unknown_names};
+    let model = model.ok_or_else(|| needs_model("dataview"))?;
+    let schema = dataview_schema(vault);
+    let mut request = ChatRequest::new(dataview_messages(&schema, question));
+    request.temperature = Some(0.0);
+    request.max_tokens = Some(400);
+    let first = query_of(&reply(model, &request, cancel)?);
+    let mut unknown = unknown_names(&first, &schema);
+    let (query, repaired) = if unknown.is_empty() {
+        (first, false)
+    } else {
+        request.messages.push(Message::assistant(first));
+        request.messages.push(Message::user(format!(
+            "That query names what the vault does not have: {}. Write it again using only the folders, tags and properties given.",
+            unknown.join(", ")
+        )));
+        let second = query_of(&reply(model, &request, cancel)?);
+        unknown = unknown_names(&second, &schema);
+        (second, true)
+    };
+    if !unknown.is_empty() {
+        return Err(AppError::bad_arguments(
+            "dataview",
+            format!(
+                "the model's query names what the vault does not have, even after a second try: {}",
+                unknown.join(", ")
+            ),
+        ));
+    }
+    let proposal = match into {
+        Some((store, reader, path)) => {
+            let target = read(reader, path)?;
+            Some(store.create(NewProposal {
+                title: format!("Dataview query in {path}: {}", question.trim()),
+                command: format!("quire dataview --into {path}"),
+                sources: Vec::new(),
+                changes: vec![ChangeRequest::AppendUnderHeading {
+                    path: path.to_string(),
+                    base: Some(target.bytes),
+                    heading: String::new(),
+                    level: 2,
+                    text: format!("```dataview\n{query}\n```"),
+                }],
+            })?)
+        }
+        None => None,
+    };
+    Ok(DataviewOutcome {
+        query,
+        repaired,
+        proposal,
+    })
+}
+
+/// Which notes a batch transforms (at least one criterion; all must hold).
+#[derive(Debug, Clone, Default)]
+pub struct BatchSelect {
+    /// Notes in this folder or below.
+    pub folder: Option<String>,
+    /// Notes with this tag (or one below it).
+    pub tag: Option<String>,
+    /// Notes whose property `key` is present (`key`) or has this value (`key=value`; an item of
+    /// a list counts; case ignored).
+    pub property: Option<String>,
+    /// The notes a search for this finds (at most 20, best first).
+    pub query: Option<String>,
+}
+
+/// A batch before it runs: the notes, those already done by an earlier run, and the cost.
+#[derive(Debug, Clone, Serialize)]
+pub struct BatchPlan {
+    /// The notes selected, in order.
+    pub notes: Vec<String>,
+    /// Notes an earlier run of the same batch already made a proposal for (skipped).
+    pub done: Vec<String>,
+    /// About how many tokens the remaining notes send (and as many come back).
+    pub estimated_tokens: usize,
+    /// Where the batch remembers what it did (`<index>/batches/<hash>.json`).
+    pub state_file: std::path::PathBuf,
+}
+
+/// What a batch did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct BatchOutcome {
+    /// One proposal per note: (note, proposal id).
+    pub proposals: Vec<(String, String)>,
+    /// Notes that failed, and why.
+    pub failed: Vec<(String, String)>,
+    /// Stopped by Ctrl-C (what was done is remembered).
+    pub cancelled: bool,
+}
+
+fn has_property(note: &Note, spec: &str) -> bool {
+    let (key, value) = match spec.split_once('=') {
+        Some((k, v)) => (k.trim(), Some(v.trim().to_lowercase())),
+        None => (spec.trim(), None),
+    };
+    let Some(found) = note
+        .properties
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(key))
+        .map(|(_, v)| v)
+    else {
+        return false;
+    };
+    let Some(value) = value else { return true };
+    let matches = |v: &serde_json::Value| match v {
+        serde_json::Value::String(s) => s.trim().to_lowercase() == value,
+        other => other.to_string().to_lowercase() == value,
+    };
+    match found {
+        serde_json::Value::Array(items) => items.iter().any(matches),
+        other => matches(other),
+    }
+}
+
+/// Selects a batch's notes and reads what an earlier run of the same batch (the same notes and
+/// instruction) already did.
+pub fn batch_plan(
+    vault: &quire_vault::Vault,
+    searcher: Option<&quire_search::Searcher>,
+    select: &BatchSelect,
+    instruction: &str,
+    index: &quire_index::IndexLocation,
+) -> Result<BatchPlan, AppError> {
+    if select.folder.is_none()
+        && select.tag.is_none()
+        && select.property.is_none()
+        && select.query.is_none()
+    {
+        return Err(AppError::bad_arguments(
+            "batch",
+            "say which notes: --folder, --tag, --property or --query",
+        ));
+    }
+    let searched: Option<Vec<String>> = match (&select.query, searcher) {
+        (Some(query), Some(searcher)) => {
+            let mut request = quire_search::SearchRequest::new(query.clone());
+            request.k = 20;
+            request.mode = searcher.default_mode()?;
+            Some(
+                searcher
+                    .search(&request)?
+                    .results
+                    .into_iter()
+                    .map(|r| r.path)
+                    .collect(),
+            )
+        }
+        (Some(_), None) => {
+            return Err(AppError::NotReady(
+                "--query needs the index: run `quire index`".into(),
+            ));
+        }
+        _ => None,
+    };
+    let folder = select
+        .folder
+        .as_deref()
+        .map(|f| f.trim_matches('/').to_lowercase());
+    let tag = select
+        .tag
+        .as_deref()
+        .map(|t| t.trim_start_matches('#').to_lowercase());
+    let mut notes: Vec<&Note> = vault
+        .notes
+        .iter()
+        .filter(|n| {
+            folder
+                .as_ref()
+                .is_none_or(|f| n.path.to_lowercase().starts_with(&format!("{f}/")))
+        })
+        .filter(|n| {
+            tag.as_ref().is_none_or(|t| {
+                n.tags.iter().any(|tag| {
+                    let name = tag.name.trim_start_matches('#').to_lowercase();
+                    name == *t || name.starts_with(&format!("{t}/"))
+                })
+            })
+        })
+        .filter(|n| {
+            select
+                .property
+                .as_deref()
+                .is_none_or(|p| has_property(n, p))
+        })
+        .filter(|n| searched.as_ref().is_none_or(|s| s.contains(&n.path)))
+        .collect();
+    if let Some(order) = &searched {
+        notes.sort_by_key(|n| order.iter().position(|p| *p == n.path));
+    }
+    let paths: Vec<String> = notes.iter().map(|n| n.path.clone()).collect();
+    let key =
+        quire_assist::audit::content_hash(&format!("{instruction}\u{0}{}", paths.join("\u{0}")));
+    let state_file = index
+        .dir
+        .join("batches")
+        .join(format!("{}.json", &key[..16]));
+    let done: Vec<String> = std::fs::read(&state_file)
+        .ok()
+        .and_then(|bytes| {
+            serde_json::from_slice::<std::collections::BTreeMap<String, String>>(&bytes).ok()
+        })
+        .map(|m| m.into_keys().filter(|p| paths.contains(p)).collect())
+        .unwrap_or_default();
+    let system = quire_assist::audit::approx_tokens(quire_assist::transform::TRANSFORM_SYSTEM);
+    let estimated_tokens = notes
+        .iter()
+        .filter(|n| !done.contains(&n.path))
+        // The note twice (as context and as the selection), the instruction, the prompt.
+        .map(|n| 2 * quire_assist::audit::approx_tokens(&n.source) + system + 60)
+        .sum();
+    Ok(BatchPlan {
+        notes: paths,
+        done,
+        estimated_tokens,
+        state_file,
+    })
+}
+
+/// Runs a batch: `transform` of each note's body not done yet, `concurrency` at a time, each
+/// proposal remembered in the state file as soon as it is made (a later run skips it).
+#[allow(clippy::too_many_arguments)] // one tool's inputs; a struct would only rename them
+pub fn run_batch(
+    store: &ProposalStore,
+    reader: &SourceReader,
+    plan: &BatchPlan,
+    instruction: &str,
+    model: &dyn ChatModel,
+    concurrency: usize,
+    cancel: &CancelToken,
+    on_note: &(dyn Fn(usize, usize) + Sync),
+) -> Result<BatchOutcome, AppError> {
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let todo: Vec<&String> = plan
+        .notes
+        .iter()
+        .filter(|p| !plan.done.contains(p))
+        .collect();
+    let mut state: std::collections::BTreeMap<String, String> = std::fs::read(&plan.state_file)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        .unwrap_or_default();
+    if let Some(parent) = plan.state_file.parent() {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| AppError::Internal(format!("{}: {e}", parent.display())))?;
+    }
+    let next = AtomicUsize::new(0);
+    let finished = AtomicUsize::new(0);
+    let outcome = Mutex::new(BatchOutcome::default());
+    let state_lock = Mutex::new(&mut state);
+    std::thread::scope(|scope| {
+        for _ in 0..concurrency.clamp(1, 8) {
+            scope.spawn(|| {
+                loop {
+                    if cancel.is_cancelled() {
+                        break;
+                    }
+                    let Some(path) = todo.get(next.fetch_add(1, Ordering::SeqCst)) else {
+                        break;
+                    };
+                    let result = transform(
+                        store,
+                        reader,
+                        path,
+                        &Selection::Body,
+                        instruction,
+                        Some(model),
+                        cancel,
+                    );
+                    let mut out = outcome.lock().unwrap_or_else(|p| p.into_inner());
+                    match result {
+                        Ok(proposal) => {
+                            out.proposals.push((path.to_string(), proposal.id.clone()));
+                            let mut state = state_lock.lock().unwrap_or_else(|p| p.into_inner());
+                            state.insert(path.to_string(), proposal.id);
+                            if let Ok(json) = serde_json::to_vec_pretty(&**state) {
+                                let _ = quire_vault::atomic::write_atomic(&plan.state_file, &json);
+                            }
+                        }
+                        Err(AppError::Assist(e)) if e.is_cancelled() => break,
+                        Err(e) => out.failed.push((path.to_string(), e.to_string())),
+                    }
+                    drop(out);
+                    on_note(finished.fetch_add(1, Ordering::SeqCst) + 1, todo.len());
+                }
+            });
+        }
+    });
+    let mut outcome = outcome.into_inner().unwrap_or_else(|p| p.into_inner());
+    outcome.cancelled = cancel.is_cancelled();
+    Ok(outcome)
+}

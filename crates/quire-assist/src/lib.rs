@@ -53,7 +53,9 @@
 pub mod ask;
 pub mod audit;
 pub mod cite;
+pub mod complete;
 pub mod context;
+pub mod dataview;
 pub mod dates;
 pub mod descent;
 pub mod draft;

@@ -273,3 +273,150 @@ fn transform_replaces_exactly_the_selected_lines_and_needs_a_model() {
             .contains("unknown preset")
     );
 }
+
+#[test]
+fn complete_continues_after_a_line_citing_other_notes_as_wikilinks() {
+    let setup = setup();
+    ok(&setup.run(None, &["index"]));
+    let original = setup.text(STARTER);
+    let before = support::file_hashes(&setup.vault);
+    let server = FakeChat::start(vec![
+        answer(&["In summer it peaks ", "sooner [S1]."]),
+        answer(&["Keep it warm."]),
+    ]);
+    let reply = json_of(&setup.run(
+        Some(&server),
+        &["--json", "complete", STARTER, "--at", "15", "--smart"],
+    ));
+    let text = reply["completion"]["text"].as_str().unwrap();
+    assert!(text.starts_with("In summer it peaks sooner [["), "{text}");
+    assert!(!text.contains("[S1]"));
+    let cited = reply["completion"]["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["cited"] == true)
+        .count();
+    assert_eq!(cited, 1);
+    assert_eq!(support::file_hashes(&setup.vault), before);
+    let prompt = &messages(&server.requests()[0])[1].1;
+    assert!(prompt.contains("[S1] "), "sources given: {prompt}");
+    assert!(prompt.contains("Feed once a day when it lives on the counter"));
+    assert!(
+        !prompt.contains("Signs of a healthy starter"),
+        "only the text before the cursor"
+    );
+    // The proposal inserts the text right after line 15.
+    let id = reply["proposal"]["id"].as_str().unwrap();
+    ok(&setup.run(None, &["proposals", "apply", id]));
+    let now: Vec<String> = setup.text(STARTER).lines().map(str::to_string).collect();
+    let old: Vec<&str> = original.lines().collect();
+    assert_eq!(now[14], old[14]);
+    assert_eq!(now[15], text);
+    assert_eq!(now[16..], old[15..]);
+    // --print streams it and proposes nothing.
+    let out = ok(&setup.run(Some(&server), &["complete", STARTER, "--print"]));
+    assert_eq!(out.trim(), "Keep it warm.");
+    assert!(ok(&setup.run(None, &["proposals"])).starts_with("no pending proposals"));
+}
+
+#[test]
+fn dataview_names_only_what_the_vault_has_and_can_go_into_a_note() {
+    let setup = setup();
+    let server = FakeChat::start(vec![
+        answer(&["```dataview\nTABLE pages, rating FROM \"Books\"\n```"]),
+        answer(&[
+            "TABLE rating, status FROM \"Resources/Books\" WHERE rating >= 5 SORT rating DESC",
+        ]),
+    ]);
+    let out = ok(&setup.run(
+        Some(&server),
+        &["dataview", "Which books did I rate highest?"],
+    ));
+    assert_eq!(
+        out.trim(),
+        "```dataview\nTABLE rating, status FROM \"Resources/Books\" WHERE rating >= 5 SORT rating DESC\n```"
+    );
+    let sent = server.requests();
+    let prompt = &messages(&sent[0])[1].1;
+    assert!(
+        prompt.contains("Resources/Books") && prompt.contains("rating"),
+        "{prompt}"
+    );
+    let repair = &messages(&sent[1])[3].1;
+    assert!(
+        repair.contains("folder \"Books\"") && repair.contains("field pages"),
+        "{repair}"
+    );
+    // Still invented after the repair: refused.
+    let server = FakeChat::start(vec![
+        answer(&["LIST FROM #novels"]),
+        answer(&["LIST FROM #novels"]),
+    ]);
+    let err = failed(&setup.run(Some(&server), &["dataview", "novels?"]));
+    assert!(err.contains("tag #novels"), "{err}");
+    // Into a note: a proposal at its end.
+    let before = support::file_hashes(&setup.vault);
+    let server = FakeChat::start(vec![answer(&["LIST FROM \"Journal\""])]);
+    let reply = json_of(&setup.run(
+        Some(&server),
+        &["--json", "dataview", "my journal", "--into", "Home"],
+    ));
+    assert_eq!(support::file_hashes(&setup.vault), before);
+    let diff = reply["proposal"]["changes"][0]["diff"].as_str().unwrap();
+    assert!(
+        diff.contains("+```dataview\n+LIST FROM \"Journal\"\n+```"),
+        "{diff}"
+    );
+}
+
+#[test]
+fn a_batch_lists_its_notes_first_makes_one_proposal_each_and_resumes() {
+    let setup = setup();
+    let before = support::file_hashes(&setup.vault);
+    let args = [
+        "batch",
+        "--folder",
+        "Resources/Books",
+        "--preset",
+        "grammar",
+        "--concurrency",
+        "1",
+    ];
+    let plan = json_of(&setup.run(None, &[&["--json"][..], &args, &["--dry-run"]].concat()));
+    assert_eq!(
+        plan["notes"],
+        json!([
+            "Resources/Books/Crime and Punishment.md",
+            "Resources/Books/Make It Stick.md",
+            "Resources/Books/The Rust Programming Language.md"
+        ])
+    );
+    assert!(plan["estimated_tokens"].as_u64().unwrap() > 100);
+    // One reply: the first note gets its proposal, the other two fail (no server left).
+    let server = FakeChat::start(vec![answer(&["Corrected text."])]);
+    let first = json_of(&setup.run(Some(&server), &[&["--json"][..], &args].concat()));
+    assert_eq!(first["outcome"]["proposals"].as_array().unwrap().len(), 1);
+    assert_eq!(first["outcome"]["failed"].as_array().unwrap().len(), 2);
+    // Again: the first is skipped, the two others are done.
+    let server = FakeChat::start(vec![answer(&["Two."]), answer(&["Three."])]);
+    let second = json_of(&setup.run(Some(&server), &[&["--json"][..], &args].concat()));
+    assert_eq!(
+        second["plan"]["done"],
+        json!(["Resources/Books/Crime and Punishment.md"])
+    );
+    assert_eq!(second["outcome"]["proposals"].as_array().unwrap().len(), 2);
+    assert_eq!(server.requests().len(), 2);
+    assert_eq!(
+        support::file_hashes(&setup.vault),
+        before,
+        "a batch wrote into the vault"
+    );
+    assert_eq!(
+        json_of(&setup.run(None, &["--json", "proposals"]))
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
+}

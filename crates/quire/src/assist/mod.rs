@@ -115,6 +115,66 @@ pub enum AssistCommand {
         #[command(flatten)]
         tool: notetools::ToolArgs,
     },
+    /// Continue NOTE after a line (default: its end); a proposal, or printed with --print.
+    ///
+    /// --smart gives the model passages of your other notes, cited as [[wikilinks]]. Needs a
+    /// language model.
+    Complete {
+        note: String,
+        /// Continue after this line (1-based; default: the last line).
+        #[arg(long)]
+        at: Option<usize>,
+        /// Retrieve passages of other notes for the text before the cursor and cite them.
+        #[arg(long)]
+        smart: bool,
+        /// Stream the continuation to stdout instead of proposing it.
+        #[arg(long, conflicts_with = "apply")]
+        print: bool,
+        #[command(flatten)]
+        tool: notetools::ToolArgs,
+    },
+    /// A Dataview (DQL) query for QUESTION, naming only the vault's real folders, tags and
+    /// properties (checked); printed, or added to a note with --into (a proposal).
+    Dataview {
+        question: String,
+        /// Add the query at the end of this note (a proposal).
+        #[arg(long, value_name = "NOTE")]
+        into: Option<String>,
+        #[command(flatten)]
+        tool: notetools::ToolArgs,
+    },
+    /// Transform many notes at once (their body, as `transform` does): one proposal per note.
+    ///
+    /// The notes and a token estimate first (--dry-run stops there); a progress bar; Ctrl-C stops,
+    /// and the same command again skips the notes already done.
+    Batch {
+        /// Notes in this folder (any depth).
+        #[arg(long)]
+        folder: Option<String>,
+        /// Notes with this tag (or one below it).
+        #[arg(long)]
+        tag: Option<String>,
+        /// Notes with this property (`status`) or value (`status=draft`).
+        #[arg(long, value_name = "KEY[=VALUE]")]
+        property: Option<String>,
+        /// The notes a search for this finds (at most 20).
+        #[arg(long)]
+        query: Option<String>,
+        /// improve, shorten, grammar, examples or translate:LANGUAGE.
+        #[arg(long, conflicts_with = "instruction")]
+        preset: Option<String>,
+        /// What to do, in your words.
+        #[arg(long)]
+        instruction: Option<String>,
+        /// List the notes and the token estimate; send nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Notes rewritten at once.
+        #[arg(long, default_value_t = 2)]
+        concurrency: usize,
+        #[command(flatten)]
+        tool: notetools::ToolArgs,
+    },
     /// Rewrite part of NOTE (lines, a section, or the whole body) as a preset or an instruction
     /// says; shown as a diff, written only when applied. Needs a language model.
     Transform {
@@ -259,6 +319,55 @@ pub fn run(cli: &Cli, command: &AssistCommand, out: &mut String) -> Result<ExitC
             by_headings,
             tool,
         } => notetools::split(cli, note, *by_headings, tool, out),
+        AssistCommand::Complete {
+            note,
+            at,
+            smart,
+            print,
+            tool,
+        } => notetools::complete(
+            cli,
+            notetools::CompleteFlags {
+                note,
+                at: *at,
+                smart: *smart,
+                print: *print,
+            },
+            tool,
+            out,
+        ),
+        AssistCommand::Dataview {
+            question,
+            into,
+            tool,
+        } => notetools::dataview(cli, question, into.as_deref(), tool, out),
+        AssistCommand::Batch {
+            folder,
+            tag,
+            property,
+            query,
+            preset,
+            instruction,
+            dry_run,
+            concurrency,
+            tool,
+        } => notetools::batch(
+            cli,
+            notetools::BatchFlags {
+                select: quire_app::notetools::BatchSelect {
+                    folder: folder.clone(),
+                    tag: tag.clone(),
+                    property: property.clone(),
+                    query: query.clone(),
+                },
+                preset: preset.as_deref(),
+                instruction: instruction.as_deref(),
+                dry_run: *dry_run,
+                concurrency: *concurrency,
+            },
+            tool,
+            out,
+        ),
         AssistCommand::Transform {
             note,
             lines,
