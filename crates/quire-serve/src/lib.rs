@@ -15,6 +15,7 @@
 //! | `GET /api/proposals`, `GET /api/proposals/{id}` | proposed changes (pending; `?all=true` for all), one with its diff |
 //! | `POST /api/proposals`, `POST /api/proposals/{id}/apply`, `…/reject` | make a proposal (`propose_note_change`'s arguments); apply or reject one (the only write into the vault) |
 //! | `POST /api/moc` | maps of content for topic clusters (`{"cluster": N}` or `{"all": true}`), made as proposals; the clusters already mapped are listed instead |
+//! | `POST /api/flashcards`, `/api/split`, `/api/transform`, `/api/complete`, `/api/dataview`, `/api/batch` | the writing tools: one JSON object with the proposal made (nothing written until applied) |
 //! | `GET /api/events` | server-sent events: `index` after each sync (generation, changed paths) |
 //! | `GET /api/openapi.json` | the OpenAPI 3.1 description of all of the above |
 //! | `/mcp` | the read-only MCP server (streamable HTTP), over the same state, when the binary mounts it ([`ServeConfig::mount`]) |
@@ -64,6 +65,7 @@ mod guard;
 mod moc;
 mod page;
 mod proposals;
+mod tools;
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
@@ -226,6 +228,12 @@ fn router(state: Arc<AppState>, mounted: Option<Router>) -> Router {
             get(proposals::list).post(proposals::create),
         )
         .route("/api/audit/deep", post(deep_audit::deep))
+        .route("/api/flashcards", post(tools::flashcards))
+        .route("/api/split", post(tools::split))
+        .route("/api/transform", post(tools::transform))
+        .route("/api/complete", post(tools::complete))
+        .route("/api/dataview", post(tools::dataview))
+        .route("/api/batch", post(tools::batch))
         .route("/api/proposals/{id}", get(proposals::show))
         .route("/api/proposals/{id}/apply", post(proposals::apply))
         .route("/api/proposals/{id}/reject", post(proposals::reject))

@@ -302,6 +302,12 @@ fn the_api_answers_search_notes_outlines_related_notes_and_status() {
         "/api/status",
         "/api/audit",
         "/api/audit/deep",
+        "/api/flashcards",
+        "/api/split",
+        "/api/transform",
+        "/api/complete",
+        "/api/dataview",
+        "/api/batch",
         "/api/ask",
         "/api/article/ask",
         "/api/draft",
@@ -522,6 +528,11 @@ fn a_token_is_required_beyond_loopback_and_checked_on_every_route() {
         ("/api/draft", json!({"note": "Home", "heading": "x"})),
         ("/api/proposals/20261203-120000-abcd/apply", json!({})),
         ("/api/audit/deep", json!({"dry_run": true})),
+        ("/api/split", json!({"note": "Home"})),
+        (
+            "/api/batch",
+            json!({"folder": "x", "preset": "grammar", "dry_run": true}),
+        ),
         ("/api/moc", json!({"all": true})),
         (
             "/api/proposals",
@@ -1585,4 +1596,57 @@ fn the_deep_audit_answers_offline_with_structure_and_what_needs_a_model() {
     assert_eq!(status, 415);
     let (status, text) = post(&url, r#"{"bogus": 1}"#, Some("application/json"));
     assert_eq!(status, 400, "{text}");
+}
+
+#[test]
+fn the_writing_tools_answer_over_http_with_proposals_and_write_nothing() {
+    let f = sample();
+    let chat = FakeChat::start(vec![answer(&["Feed it daily."])]);
+    let server = serve_sample_with_model(&f, &chat);
+    let base = &server.url;
+    let before = support::file_hashes(&f.vault);
+    let note = "Resources/Sourdough Starter.md";
+    let (status, text) = post(
+        &format!("{base}/api/transform"),
+        &json!({"note": note, "lines": "15", "preset": "shorten"}).to_string(),
+        Some("application/json"),
+    );
+    assert_eq!(status, 200, "{text}");
+    let reply: Value = serde_json::from_str(&text).unwrap();
+    let diff = reply["proposal"]["changes"][0]["diff"].as_str().unwrap();
+    assert!(diff.contains("\n+Feed it daily.\n"), "{diff}");
+    let (status, text) = post(
+        &format!("{base}/api/split"),
+        &json!({"note": "Sourdough Starter", "by_headings": true}).to_string(),
+        Some("application/json"),
+    );
+    assert_eq!(status, 200, "{text}");
+    let split: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(split["plan"]["method"], "headings");
+    assert_eq!(split["plan"]["notes"].as_array().unwrap().len(), 3);
+    let (status, text) = post(
+        &format!("{base}/api/transform"),
+        &json!({"note": note, "preset": "poem"}).to_string(),
+        Some("application/json"),
+    );
+    assert_eq!(status, 400, "{text}");
+    let (status, text) = post(
+        &format!("{base}/api/batch"),
+        &json!({"folder": "Resources/Books", "preset": "grammar", "dry_run": true}).to_string(),
+        Some("application/json"),
+    );
+    assert_eq!(status, 200, "{text}");
+    let plan: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(plan["plan"]["notes"].as_array().unwrap().len(), 3);
+    let (status, _) = post(
+        &format!("{base}/api/split"),
+        &json!({"note": "../outside.md"}).to_string(),
+        Some("application/json"),
+    );
+    assert_eq!(status, 400);
+    assert_eq!(
+        support::file_hashes(&f.vault),
+        before,
+        "a tool wrote into the vault"
+    );
 }

@@ -1,0 +1,322 @@
+//! The writing tools over HTTP: `POST /api/flashcards`, `/api/split`, `/api/transform`,
+//! `/api/complete`, `/api/dataview` and `/api/batch`. Each answers one JSON object when done with
+//! the proposal it made (nothing is written into the vault until the proposal is applied through
+//! `/api/proposals/{id}/apply`). The model calls take one of the generation slots (429 `busy`
+//! beyond), like `ask`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Json;
+use axum::extract::State;
+use axum::extract::rejection::JsonRejection;
+use quire_app::notetools::{self, BatchSelect, Selection};
+use quire_app::proposals::{ProposalStore, open_store};
+use quire_app::resolve::resolve_note_path;
+use quire_assist::transform::Preset;
+use quire_llm::CancelToken;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::AppState;
+use crate::api::blocking;
+use crate::error::ApiError;
+use crate::generate::{body, busy};
+
+/// How long a tool waits for the first parse of the vault.
+const WAIT: Duration = Duration::from_secs(5);
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct NoteBody {
+    /// The note (as `/api/notes/{path}` takes it).
+    note: String,
+    /// `split`: by headings even with a model.
+    #[serde(default)]
+    by_headings: bool,
+    /// `transform`: lines `A-B`.
+    lines: Option<String>,
+    /// `transform`: a heading's section.
+    heading: Option<String>,
+    /// `transform`: a preset.
+    preset: Option<String>,
+    /// `transform`: an instruction.
+    instruction: Option<String>,
+    /// `complete`: after this line.
+    at: Option<usize>,
+    /// `complete`: cite other notes.
+    #[serde(default)]
+    smart: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct DataviewBody {
+    question: String,
+    /// Add the query to this note (a proposal).
+    into: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct BatchBody {
+    folder: Option<String>,
+    tag: Option<String>,
+    property: Option<String>,
+    query: Option<String>,
+    preset: Option<String>,
+    instruction: Option<String>,
+    #[serde(default)]
+    dry_run: bool,
+}
+
+fn bad(message: impl Into<String>) -> ApiError {
+    ApiError::bad_request(message.into())
+}
+
+fn instruction(preset: Option<&str>, text: Option<&str>) -> Result<String, ApiError> {
+    match (preset, text) {
+        (Some(preset), None) => Ok(preset.parse::<Preset>().map_err(bad)?.instruction()),
+        (None, Some(text)) if !text.trim().is_empty() && text.len() <= 2_000 => {
+            Ok(text.trim().to_string())
+        }
+        _ => Err(bad(
+            "give `preset` or `instruction` (at most 2,000 characters)",
+        )),
+    }
+}
+
+fn store(state: &AppState) -> Result<ProposalStore, ApiError> {
+    Ok(open_store(&state.live.root, &state.live.index)?)
+}
+
+fn to_json(value: &impl serde::Serialize) -> Result<Json<Value>, ApiError> {
+    Ok(Json(
+        serde_json::to_value(value).map_err(|e| ApiError::internal(e.to_string()))?,
+    ))
+}
+
+/// Runs `work` off the async workers with a generation slot held.
+async fn with_slot(
+    state: Arc<AppState>,
+    work: impl FnOnce(&AppState) -> Result<Json<Value>, ApiError> + Send + 'static,
+) -> Result<Json<Value>, ApiError> {
+    let permit = Arc::clone(&state.generating)
+        .try_acquire_owned()
+        .map_err(|_| busy())?;
+    blocking(move || {
+        let _permit = permit;
+        work(&state)
+    })
+    .await
+}
+
+/// `POST /api/flashcards` `{"note"}`.
+pub(crate) async fn flashcards(
+    State(state): State<Arc<AppState>>,
+    request: Result<Json<NoteBody>, JsonRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let request = body(request)?;
+    with_slot(state, move |state| {
+        let path = resolve_note_path(&state.live, &request.note)?;
+        let outcome = notetools::flashcards(
+            &store(state)?,
+            &state.reader,
+            &path,
+            state.chat.as_deref(),
+            &CancelToken::new(),
+        )?;
+        to_json(&outcome)
+    })
+    .await
+}
+
+/// `POST /api/split` `{"note", "by_headings"?}`.
+pub(crate) async fn split(
+    State(state): State<Arc<AppState>>,
+    request: Result<Json<NoteBody>, JsonRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let request = body(request)?;
+    with_slot(state, move |state| {
+        let path = resolve_note_path(&state.live, &request.note)?;
+        let snapshot = state.live.vault(WAIT)?;
+        let mut paths: Vec<String> = snapshot
+            .vault
+            .notes
+            .iter()
+            .map(|n| n.path.clone())
+            .collect();
+        paths.extend(snapshot.vault.attachments.iter().cloned());
+        let outcome = notetools::split(
+            &store(state)?,
+            &state.reader,
+            &paths,
+            &path,
+            state.chat.as_deref(),
+            request.by_headings,
+            &CancelToken::new(),
+        )?;
+        to_json(&outcome)
+    })
+    .await
+}
+
+/// `POST /api/transform` `{"note", "lines"? | "heading"?, "preset" | "instruction"}`.
+pub(crate) async fn transform(
+    State(state): State<Arc<AppState>>,
+    request: Result<Json<NoteBody>, JsonRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let request = body(request)?;
+    let instruction = instruction(request.preset.as_deref(), request.instruction.as_deref())?;
+    let selection = match (&request.lines, &request.heading) {
+        (Some(lines), None) => {
+            let (a, b) = lines.split_once('-').unwrap_or((lines, lines));
+            match (a.trim().parse(), b.trim().parse()) {
+                (Ok(a), Ok(b)) => Selection::Lines(a, b),
+                _ => return Err(bad(format!("`lines` takes A-B or A, not `{lines}`"))),
+            }
+        }
+        (None, Some(heading)) => Selection::Heading(heading.clone()),
+        (None, None) => Selection::Body,
+        (Some(_), Some(_)) => return Err(bad("give `lines` or `heading`, not both")),
+    };
+    with_slot(state, move |state| {
+        let path = resolve_note_path(&state.live, &request.note)?;
+        let proposal = notetools::transform(
+            &store(state)?,
+            &state.reader,
+            &path,
+            &selection,
+            &instruction,
+            state.chat.as_deref(),
+            &CancelToken::new(),
+        )?;
+        to_json(&json!({ "proposal": proposal }))
+    })
+    .await
+}
+
+/// `POST /api/complete` `{"note", "at"?, "smart"?}`.
+pub(crate) async fn complete(
+    State(state): State<Arc<AppState>>,
+    request: Result<Json<NoteBody>, JsonRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let request = body(request)?;
+    with_slot(state, move |state| {
+        let path = resolve_note_path(&state.live, &request.note)?;
+        let searcher = if request.smart {
+            Some(state.live.searcher(WAIT)?)
+        } else {
+            None
+        };
+        let guard = searcher
+            .as_ref()
+            .map(|s| s.lock().unwrap_or_else(|p| p.into_inner()));
+        let outcome = notetools::complete(
+            &store(state)?,
+            &state.reader,
+            guard.as_deref(),
+            &path,
+            request.at,
+            state.chat.as_deref(),
+            true,
+            &CancelToken::new(),
+            &mut |_| {},
+        )?;
+        to_json(&outcome)
+    })
+    .await
+}
+
+/// `POST /api/dataview` `{"question", "into"?}`.
+pub(crate) async fn dataview(
+    State(state): State<Arc<AppState>>,
+    request: Result<Json<DataviewBody>, JsonRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let request = body(request)?;
+    if request.question.trim().is_empty() || request.question.len() > 2_000 {
+        return Err(bad("`question` must have 1 to 2,000 characters"));
+    }
+    with_slot(state, move |state| {
+        let snapshot = state.live.vault(WAIT)?;
+        let into = match &request.into {
+            Some(note) => Some(resolve_note_path(&state.live, note)?),
+            None => None,
+        };
+        let store = store(state)?;
+        let outcome = notetools::dataview(
+            &snapshot.vault,
+            &request.question,
+            state.chat.as_deref(),
+            into.as_deref().map(|p| (&store, &state.reader, p)),
+            &CancelToken::new(),
+        )?;
+        to_json(&outcome)
+    })
+    .await
+}
+
+/// `POST /api/batch` `{"folder"?, "tag"?, "property"?, "query"?, "preset" | "instruction",
+/// "dry_run"?}`: the plan, and unless `dry_run` one proposal per note.
+pub(crate) async fn batch(
+    State(state): State<Arc<AppState>>,
+    request: Result<Json<BatchBody>, JsonRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let request = body(request)?;
+    let instruction = instruction(request.preset.as_deref(), request.instruction.as_deref())?;
+    for text in [
+        &request.folder,
+        &request.tag,
+        &request.property,
+        &request.query,
+    ]
+    .into_iter()
+    .flatten()
+    {
+        if text.len() > 500 {
+            return Err(bad("a selection parameter is longer than 500 characters"));
+        }
+    }
+    with_slot(state, move |state| {
+        let snapshot = state.live.vault(WAIT)?;
+        let select = BatchSelect {
+            folder: request.folder,
+            tag: request.tag,
+            property: request.property,
+            query: request.query,
+        };
+        let searcher = match &select.query {
+            Some(_) => Some(state.live.searcher(WAIT)?),
+            None => None,
+        };
+        let guard = searcher
+            .as_ref()
+            .map(|s| s.lock().unwrap_or_else(|p| p.into_inner()));
+        let plan = notetools::batch_plan(
+            &snapshot.vault,
+            guard.as_deref(),
+            &select,
+            &instruction,
+            &state.live.index,
+        )?;
+        drop(guard);
+        if request.dry_run {
+            return to_json(&json!({ "plan": plan }));
+        }
+        let model = state.chat.as_deref().ok_or_else(|| {
+            bad("`batch` needs a language model (see `quire config`); `dry_run` works without one")
+        })?;
+        let outcome = notetools::run_batch(
+            &store(state)?,
+            &state.reader,
+            &plan,
+            &instruction,
+            model,
+            2,
+            &CancelToken::new(),
+            &|_, _| {},
+        )?;
+        to_json(&json!({ "plan": plan, "outcome": outcome }))
+    })
+    .await
+}
