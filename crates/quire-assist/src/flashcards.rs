@@ -36,9 +36,34 @@ pub struct Cards {
     pub cards: Vec<Card>,
     /// Cards dropped because the note already has them.
     pub already_in_note: usize,
-    /// Cards dropped because their lines are not lines of the note.
+    /// Cards dropped because their lines are not lines of the note, or because neither those
+    /// lines nor any other line of the note holds their answer.
     pub bad_lines: usize,
+    /// Cards whose cited lines did not hold the answer, cited instead at the line that does.
+    pub relocated: usize,
 }
+
+/// Words of a text, for the answer check: lowercase, letters and digits, two characters or more
+/// (any digit counts).
+fn words(text: &str) -> Vec<String> {
+    text.to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.chars().count() >= 2 || w.chars().any(|c| c.is_ascii_digit()))
+        .map(str::to_string)
+        .collect()
+}
+
+/// The share of the answer's words found in `text`.
+fn support(answer: &[String], text: &str) -> f32 {
+    if answer.is_empty() {
+        return 0.0;
+    }
+    let found = words(text);
+    answer.iter().filter(|w| found.contains(w)).count() as f32 / answer.len() as f32
+}
+
+/// The share of an answer's words the cited lines must hold.
+const ANSWER_SUPPORT: f32 = 0.5;
 
 /// The system prompt.
 pub const FLASHCARDS_SYSTEM: &str = "\
@@ -115,6 +140,7 @@ pub fn parse_cards(reply: &str, note: &Note) -> Result<Cards, String> {
         .map_err(|e| format!("not the JSON object asked for: {e}"))?;
     let list = value["cards"].as_array().ok_or("`cards` is missing")?;
     let existing = existing_questions(&note.source);
+    let lines_of_note: Vec<&str> = note.source.lines().collect();
     let mut out = Cards::default();
     let mut asked: Vec<String> = Vec::new();
     for card in list {
@@ -142,11 +168,33 @@ pub fn parse_cards(reply: &str, note: &Note) -> Result<Cards, String> {
                     ))
                 },
             );
-        let Some((start, end)) = range.filter(|(a, b)| *a >= 1 && a <= b && *b <= note.line_count)
+        let Some((mut start, mut end)) =
+            range.filter(|(a, b)| *a >= 1 && a <= b && *b <= note.line_count)
         else {
             out.bad_lines += 1;
             continue;
         };
+        // The cited lines must hold the answer; else the one line that holds it best, if any.
+        let answer_words = words(&answer);
+        let cited = lines_of_note[start - 1..end].join("\n");
+        if support(&answer_words, &cited) < ANSWER_SUPPORT {
+            let best = lines_of_note
+                .iter()
+                .enumerate()
+                .map(|(i, line)| (i + 1, support(&answer_words, line)))
+                .filter(|(_, s)| *s >= ANSWER_SUPPORT)
+                .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)));
+            match best {
+                Some((line, _)) => {
+                    (start, end) = (line, line);
+                    out.relocated += 1;
+                }
+                None => {
+                    out.bad_lines += 1;
+                    continue;
+                }
+            }
+        }
         let key = normalise(&question);
         if existing.contains(&key) || asked.contains(&key) {
             out.already_in_note += 1;
@@ -226,17 +274,25 @@ mod tests {
             {"question": "How often is the starter fed?", "answer": "Once a day", "lines": "3"},
             {"question": "What is the hydration", "answer": "75%", "lines": "4-4"},
             {"question": "Invented", "answer": "x", "lines": "40-41"},
-            {"question": "Why?", "answer": "Because\nit is", "lines": "L3-L4"},
+            {"question": "Why?", "answer": "Once a day\nat 75%", "lines": "L3-L4"},
+            {"question": "What is fed?", "answer": "The starter", "lines": "4"},
+            {"question": "Unsupported", "answer": "Moonlight", "lines": "3"},
         ]})
         .to_string();
         let cards = parse_cards(&reply, &note()).unwrap();
-        assert_eq!(cards.cards.len(), 2);
+        assert_eq!(cards.cards.len(), 3);
         assert_eq!(cards.already_in_note, 1);
-        assert_eq!(cards.bad_lines, 1);
+        assert_eq!(cards.bad_lines, 2, "line 40, and an answer no line holds");
+        assert_eq!(cards.relocated, 1);
         assert_eq!((cards.cards[1].start_line, cards.cards[1].end_line), (3, 4));
         assert_eq!(
-            render_cards(&cards.cards),
-            "How often is the starter fed?::Once a day <!-- lines 3-3 -->\n\nWhy?\n?\nBecause\nit is <!-- lines 3-4 -->"
+            (cards.cards[2].start_line, cards.cards[2].end_line),
+            (3, 3),
+            "moved to the line with the answer"
+        );
+        assert_eq!(
+            render_cards(&cards.cards[..2]),
+            "How often is the starter fed?::Once a day <!-- lines 3-3 -->\n\nWhy?\n?\nOnce a day\nat 75% <!-- lines 3-4 -->"
         );
         assert!(parse_cards("no json", &note()).is_err());
     }

@@ -308,6 +308,12 @@ impl ProposalStore {
                 content,
             } => {
                 let (old, base_sha) = self.current_text(id, path, base.as_deref())?;
+                if old == *content {
+                    return Err(ProposalError::bad(
+                        path,
+                        "already holds exactly that text: nothing to change",
+                    ));
+                }
                 FileChange {
                     kind: ChangeKind::Replace,
                     path: path.clone(),

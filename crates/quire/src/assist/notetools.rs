@@ -112,8 +112,14 @@ pub(crate) fn flashcards(
     )?;
     if outcome.cards.already_in_note + outcome.cards.bad_lines > 0 {
         eprintln!(
-            "quire: {} cards the note already has and {} citing lines it does not have were left out",
+            "quire: left out: {} cards the note already has, {} whose answer is in no line of the note",
             outcome.cards.already_in_note, outcome.cards.bad_lines
+        );
+    }
+    if outcome.cards.relocated > 0 {
+        eprintln!(
+            "quire: {} cards cited lines without their answer: they cite the line that has it",
+            outcome.cards.relocated
         );
     }
     if let Some(target) = anki {
