@@ -77,13 +77,30 @@ pub fn complete(
     Ok(Completion {
         path: note.path.clone(),
         after_line: at,
-        text: cited.text.trim().to_string(),
+        text: strip_echo(&before, &cited.text),
         sources: sources
             .iter()
             .map(|s| crate::ask::SourceCard::of(s, cited.citations.valid.contains(&s.id)))
             .collect(),
         model: model.name(),
     })
+}
+
+/// The continuation without the lines it repeats from the text before the cursor: a small model
+/// often writes the note out again before it goes on. Leading lines (blank ones aside) that are
+/// lines of `before` are dropped, up to the first new one.
+pub fn strip_echo(before: &str, text: &str) -> String {
+    let known: std::collections::HashSet<&str> = before
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let lines: Vec<&str> = text.lines().collect();
+    let first_new = lines
+        .iter()
+        .position(|l| !l.trim().is_empty() && !known.contains(l.trim()))
+        .unwrap_or(lines.len());
+    lines[first_new..].join("\n").trim().to_string()
 }
 
 /// The passages of other notes for what comes before the cursor (`smart`): the last paragraph
@@ -120,6 +137,17 @@ pub fn smart_sources(
 mod tests {
     use super::*;
     use quire_vault::parse_note;
+
+    #[test]
+    fn lines_the_model_repeats_from_the_note_are_dropped() {
+        let before = "# N\n\nOne.\nTwo.";
+        assert_eq!(
+            strip_echo(before, "One.\n\nTwo.\nThree.\nOne."),
+            "Three.\nOne."
+        );
+        assert_eq!(strip_echo(before, "Three."), "Three.");
+        assert_eq!(strip_echo(before, "One.\nTwo."), "");
+    }
 
     #[test]
     fn the_text_before_the_cursor_is_what_the_model_continues() {
