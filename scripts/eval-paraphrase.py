@@ -9,7 +9,7 @@ Indexes each vault of the set with the default embedding model (the vaults are o
 DIR/<vault> (kept, so a second run only checks it is up to date) or a temporary directory, and
 runs `quire eval --questions` on it: bm25, vector, hybrid (the default fusion) and one hybrid
 row per fusion variant in QUIRE_FUSION (comma-separated names, see docs/fusion-variants.md;
-the default list is the table's). Latency is the median time of one search with the query
+by default those of eval/fusion-variants.txt). Latency is the median time of one search with the query
 already embedded, as a ratio to `hybrid[rrf]` (the old fusion) in the same run.
 A dev set for finding problems, not a target to fit (see eval/paraphrase/README.md).
 """
@@ -29,14 +29,12 @@ if "--index-dir" in args:
 BIN = args[0] if len(args) > 0 else os.path.join(ROOT, "target/debug/quire")
 DEV = args[1] if len(args) > 1 else os.path.join(ROOT, "eval/paraphrase/dev.jsonl")
 CORPORA = os.environ.get("QUIRE_CORPORA", os.path.join(ROOT, "..", "shared", "corpora"))
-VARIANTS = ("rrf,rrf:v=1.5,rrf:v=2,rrf:v=3,rrf:k=20,gate,mm:0.5,mm:0.7,z:0.5,z:0.7,top:0.5,top:0.7,"
-            "rrf+notes,rrf:v=2+notes,rrf+centroid,rrf:v=1.5+centroid,rrf:v=2+centroid,"
-            "gate+centroid,top:0.7+centroid")
-
 env = dict(os.environ)
 for var in ["QUIRE_LLM_BASE_URL", "QUIRE_LLM_PRESET", "QUIRE_EMBED_BASE_URL"]:
     env.pop(var, None)
-env.setdefault("QUIRE_FUSION", VARIANTS)
+if "QUIRE_FUSION" not in env:
+    variants = open(os.path.join(ROOT, "eval", "fusion-variants.txt"), encoding="utf-8")
+    env["QUIRE_FUSION"] = ",".join(line.strip() for line in variants if line.strip())
 
 
 def run(cmd):

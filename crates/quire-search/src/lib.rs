@@ -220,6 +220,10 @@ fn stored_rows(matrix: &vectors::VectorMatrix, keys: &[ChunkKey]) -> Vec<Option<
         .collect()
 }
 
+/// Hybrid fusion's answer: chunks with scores, best first, and each note's own fused score
+/// (empty for a chunk-level fusion).
+type Fused = (Vec<(ChunkKey, f32)>, HashMap<String, f32>);
+
 /// Reads an index to answer searches.
 pub struct Searcher {
     store: Store,
@@ -451,7 +455,7 @@ impl Searcher {
         semantic: &[(ChunkKey, f32)],
         want: usize,
         allowed: Option<&HashSet<String>>,
-    ) -> Result<(Vec<(ChunkKey, f32)>, HashMap<String, f32>), SearchError> {
+    ) -> Result<Fused, SearchError> {
         use fusion::{Ranking, Signal};
         let plan = request.fusion;
         let chunks = fusion::fuse(

@@ -293,8 +293,13 @@ pub fn evaluate_vault(
             let mut request = SearchRequest::new(q.text.clone());
             request.mode = *mode;
             request.fusion = *fusion;
-            request.k = 101;
-            request.sections_per_note = 1;
+            // Written questions are searched as `quire search` does by default (10 notes, 3
+            // sections each), since the depth of the chunk lists changes what fusion sees;
+            // generated queries go to 100 notes for recall@100.
+            if q.kind != QueryKind::Question {
+                request.k = 101;
+                request.sections_per_note = 1;
+            }
             let started = std::time::Instant::now();
             let found = searcher.search(&request)?;
             times
