@@ -46,7 +46,7 @@
 //!
 //! let vault = std::path::PathBuf::from("/path/to/vault");
 //! let index = IndexLocation::default_for(&vault.canonicalize().unwrap());
-//! serve_stdio(AppConfig::new(vault, index)).unwrap();
+//! serve_stdio(AppConfig::new(vault, index), false).unwrap();
 //! ```
 
 mod error;

@@ -224,13 +224,17 @@ impl ProposalStore {
             ));
         }
         let mut path = self.root.clone();
-        for part in &parts {
+        for (n, part) in parts.iter().enumerate() {
             path.push(part);
             match fs::symlink_metadata(&path) {
                 Ok(meta) if meta.file_type().is_symlink() => {
                     return Err(ProposalError::bad(
                         rel,
-                        "goes through a symbolic link: quire writes only to plain files of the vault",
+                        if n + 1 == parts.len() {
+                            "is a symbolic link: quire writes only to plain files of the vault (write to the file it points to instead)"
+                        } else {
+                            "goes through a symbolic link: quire writes only to plain files of the vault"
+                        },
                     ));
                 }
                 Ok(_) => {}
