@@ -221,6 +221,55 @@ pub fn sample_vault() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/vault")
 }
 
+/// A temporary copy of the sample vault with an index directory beside it, run by the `quire`
+/// binary at `bin` (a test's `env!("CARGO_BIN_EXE_quire")`).
+pub struct SampleVault {
+    /// The temporary directory holding both (removed when dropped).
+    pub dir: tempfile::TempDir,
+    /// The vault copy.
+    pub vault: PathBuf,
+    /// Its index directory.
+    pub index: PathBuf,
+    bin: String,
+}
+
+impl SampleVault {
+    /// A copy, not indexed.
+    pub fn new(bin: &str) -> SampleVault {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let vault = dir.path().join("vault");
+        copy_tree(&sample_vault(), &vault);
+        let index = dir.path().join("index");
+        SampleVault {
+            dir,
+            vault,
+            index,
+            bin: bin.to_string(),
+        }
+    }
+
+    /// A copy indexed BM25-only (`quire index`).
+    pub fn indexed(bin: &str) -> SampleVault {
+        let copy = SampleVault::new(bin);
+        ok(&copy
+            .quire(None)
+            .arg("index")
+            .output()
+            .expect("quire index runs"));
+        copy
+    }
+
+    /// `quire` on this copy ([`quire`]), against `server` when given.
+    pub fn quire(&self, server: Option<&FakeChat>) -> Command {
+        let mut c = quire(&self.bin, &self.vault, &self.index);
+        if let Some(server) = server {
+            c.env("QUIRE_LLM_BASE_URL", &server.url)
+                .env("QUIRE_LLM_MODEL", "fake-model");
+        }
+        c
+    }
+}
+
 /// Copies a directory tree (the sample vault into a temporary directory).
 pub fn copy_tree(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).expect("create copy");

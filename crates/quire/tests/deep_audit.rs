@@ -7,42 +7,23 @@
 
 use quire_testkit as support;
 
-use std::path::PathBuf;
-use std::process::Command;
-
 use serde_json::{Value, json};
 use support::{FakeChat, answer, json as json_of, messages, ok};
 
-struct Setup {
-    _dir: tempfile::TempDir,
-    vault: PathBuf,
-    index: PathBuf,
+struct Setup(support::SampleVault);
+
+impl std::ops::Deref for Setup {
+    type Target = support::SampleVault;
+    fn deref(&self) -> &support::SampleVault {
+        &self.0
+    }
 }
 
 fn setup() -> Setup {
-    let dir = tempfile::tempdir().unwrap();
-    let vault = dir.path().join("vault");
-    support::copy_tree(&support::sample_vault(), &vault);
-    let index = dir.path().join("index");
-    let setup = Setup {
-        _dir: dir,
-        vault,
-        index,
-    };
-    ok(&setup.quire(None).arg("index").output().unwrap());
-    setup
+    Setup(support::SampleVault::indexed(env!("CARGO_BIN_EXE_quire")))
 }
 
 impl Setup {
-    fn quire(&self, server: Option<&FakeChat>) -> Command {
-        let mut c = support::quire(env!("CARGO_BIN_EXE_quire"), &self.vault, &self.index);
-        if let Some(server) = server {
-            c.env("QUIRE_LLM_BASE_URL", &server.url)
-                .env("QUIRE_LLM_MODEL", "fake-model");
-        }
-        c
-    }
-
     /// `audit --deep --json` with every note in one request.
     fn deep(&self, server: &FakeChat, extra: &[&str]) -> Value {
         json_of(

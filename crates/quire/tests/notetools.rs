@@ -7,38 +7,27 @@
 
 use quire_testkit as support;
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::{Value, json};
 use support::{FakeChat, answer, json as json_of, messages, ok};
 
 const STARTER: &str = "Resources/Sourdough Starter.md";
 
-struct Setup {
-    dir: tempfile::TempDir,
-    vault: PathBuf,
-    index: PathBuf,
+struct Setup(support::SampleVault);
+
+impl std::ops::Deref for Setup {
+    type Target = support::SampleVault;
+    fn deref(&self) -> &support::SampleVault {
+        &self.0
+    }
 }
 
 fn setup() -> Setup {
-    let dir = tempfile::tempdir().unwrap();
-    let vault = dir.path().join("vault");
-    support::copy_tree(&support::sample_vault(), &vault);
-    let index = dir.path().join("index");
-    Setup { dir, vault, index }
+    Setup(support::SampleVault::new(env!("CARGO_BIN_EXE_quire")))
 }
 
 impl Setup {
-    fn quire(&self, server: Option<&FakeChat>) -> Command {
-        let mut c = support::quire(env!("CARGO_BIN_EXE_quire"), &self.vault, &self.index);
-        if let Some(server) = server {
-            c.env("QUIRE_LLM_BASE_URL", &server.url)
-                .env("QUIRE_LLM_MODEL", "fake-model");
-        }
-        c
-    }
-
     fn run(&self, server: Option<&FakeChat>, args: &[&str]) -> Output {
         self.quire(server).args(args).output().unwrap()
     }

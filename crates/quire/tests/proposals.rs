@@ -7,8 +7,7 @@
 
 use quire_testkit as support;
 
-use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
 use quire_app::proposals::{ChangeRequest, NewProposal, ProposalStore, Status};
@@ -17,36 +16,20 @@ use support::{FakeChat, answer, json, ok};
 const EXPERIMENT: &str = "Projects/Sourdough Experiment.md";
 const STARTER: &str = "Resources/Sourdough Starter.md";
 
-struct Setup {
-    _dir: tempfile::TempDir,
-    vault: PathBuf,
-    index: PathBuf,
+struct Setup(support::SampleVault);
+
+impl std::ops::Deref for Setup {
+    type Target = support::SampleVault;
+    fn deref(&self) -> &support::SampleVault {
+        &self.0
+    }
 }
 
 fn setup() -> Setup {
-    let dir = tempfile::tempdir().unwrap();
-    let vault = dir.path().join("vault");
-    support::copy_tree(&support::sample_vault(), &vault);
-    let index = dir.path().join("index");
-    let setup = Setup {
-        _dir: dir,
-        vault,
-        index,
-    };
-    ok(&setup.quire(None).arg("index").output().unwrap());
-    setup
+    Setup(support::SampleVault::indexed(env!("CARGO_BIN_EXE_quire")))
 }
 
 impl Setup {
-    fn quire(&self, server: Option<&FakeChat>) -> Command {
-        let mut c = support::quire(env!("CARGO_BIN_EXE_quire"), &self.vault, &self.index);
-        if let Some(server) = server {
-            c.env("QUIRE_LLM_BASE_URL", &server.url)
-                .env("QUIRE_LLM_MODEL", "fake-model");
-        }
-        c
-    }
-
     fn run(&self, args: &[&str]) -> Output {
         self.quire(None).args(args).output().unwrap()
     }
