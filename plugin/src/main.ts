@@ -177,7 +177,9 @@ export default class QuirePlugin extends Plugin implements QuireHost, SettingsHo
 
   private connectionChanged(): void {
     const line = statusLine(this.connection.state, this.connection.syncing);
-    this.statusEl.setText(line.text);
+    // Only a changed line is written: the bar does not flicker on the repeated states a reconnection
+    // or a status poll reports.
+    if (this.statusEl.textContent !== line.text) this.statusEl.setText(line.text);
     this.statusEl.setAttr("aria-label", line.tooltip);
     this.statusEl.setAttr("data-tooltip-position", "top");
     for (const tone of ["ok", "busy", "down"] as const) this.statusEl.toggleClass(`is-${tone}`, line.tone === tone);
