@@ -1,6 +1,8 @@
 //! Embedding throughput of a local model: passages/s at batch 1, 16 and 32 (median of runs), on
 //! passages of about 200 tokens. The model is `QUIRE_BENCH_MODEL` (an E5S1 file or a Hugging
-//! Face folder), else the default e5 file. For a folder, when `QUIRE_BASELINE_PYTHON` names a
+//! Face folder), else the default e5 file. For an E5S1 file the baseline is the same model with
+//! f32 weights and activations ([`Precision::F32`]) in the same run, and the lowest cosine
+//! between the two paths' vectors is printed. For a folder, when `QUIRE_BASELINE_PYTHON` names a
 //! Python with `sentence-transformers` (and torch), the same texts are embedded by PyTorch in the
 //! same run (`scripts/bench/st_baseline.py`) and the ratio is printed:
 //!
@@ -17,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use quire_embed::{default_model_path, load_local};
+use quire_embed::{E5Model, Embedder, Precision, default_model_path, dot, load_local};
 
 fn passage(i: usize) -> String {
     let words = [
@@ -116,6 +118,48 @@ fn main() {
         texts[0].split_whitespace().count(),
         quire_embed::embed_threads()
     );
+    let ours = throughput(model.as_ref(), &texts);
+    let baseline = if std::env::var_os("QUIRE_BENCH_NO_BASELINE").is_some() {
+        Err("QUIRE_BENCH_NO_BASELINE is set".to_string())
+    } else if path.is_dir() {
+        python_baseline(&path, &texts)
+    } else {
+        f32_baseline(&path, model.as_ref(), &texts)
+    };
+    if let Err(why) = &baseline {
+        println!("no baseline: {why}");
+    }
+    for (i, batch) in BATCHES.iter().enumerate() {
+        match &baseline {
+            Ok(base) => println!(
+                "batch {batch:>2}: quire {:>7.1} passages/s   baseline {:>7.1} passages/s   ratio {:.2}x",
+                ours[i],
+                base[i],
+                ours[i] / base[i]
+            ),
+            Err(_) => println!("batch {batch:>2}: quire {:>7.1} passages/s", ours[i]),
+        }
+    }
+}
+
+/// The f32 path of the same E5S1 file: its passages/s, after printing how far its vectors are
+/// from the default path's.
+fn f32_baseline(path: &Path, model: &dyn Embedder, texts: &[String]) -> Result<Vec<f64>, String> {
+    let f32_model = E5Model::load_with(path, Precision::F32).map_err(|e| e.to_string())?;
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let a = model.embed_passages(&refs).map_err(|e| e.to_string())?;
+    let b = f32_model.embed_passages(&refs).map_err(|e| e.to_string())?;
+    let lowest = a
+        .iter()
+        .zip(&b)
+        .map(|(x, y)| dot(x, y))
+        .fold(f32::INFINITY, f32::min);
+    println!("baseline: the f32 encoder (Precision::F32); lowest cosine to it {lowest:.5}");
+    Ok(throughput(&f32_model, texts))
+}
+
+/// passages/s at each batch size, median of [`RUNS`].
+fn throughput(model: &dyn Embedder, texts: &[String]) -> Vec<f64> {
     let mut ours = Vec::new();
     for batch in BATCHES {
         let n = if batch == 1 { 8 } else { 64 };
@@ -131,19 +175,5 @@ fn main() {
             .collect();
         ours.push(n as f64 / median(runs).as_secs_f64());
     }
-    let baseline = python_baseline(&path, &texts);
-    if let Err(why) = &baseline {
-        println!("no PyTorch baseline: {why}");
-    }
-    for (i, batch) in BATCHES.iter().enumerate() {
-        match &baseline {
-            Ok(base) => println!(
-                "batch {batch:>2}: quire {:>7.1} passages/s   pytorch {:>7.1} passages/s   ratio {:.2}x",
-                ours[i],
-                base[i],
-                ours[i] / base[i]
-            ),
-            Err(_) => println!("batch {batch:>2}: quire {:>7.1} passages/s", ours[i]),
-        }
-    }
+    ours
 }

@@ -12,7 +12,9 @@ use std::path::{Path, PathBuf};
 use candle_core::{DType, Device, Tensor};
 use serde::Deserialize;
 
-use crate::encoder::{Dense, Encoder, Layer, LayerWeights, Norm, Pooling, thread_pool, windows};
+use crate::encoder::{
+    Dense, Encoder, Layer, LayerWeights, Linear, Norm, Pooling, thread_pool, windows,
+};
 use crate::{EmbedError, Embedder, EmbeddingSpace};
 
 #[derive(Deserialize)]
@@ -180,13 +182,14 @@ impl BertDirModel {
                 .and_then(|t| t.to_vec1::<f32>())
                 .map_err(EmbedError::from)
         };
-        let linear = |name: &str, out: usize, inp: usize| -> Result<Dense, EmbedError> {
+        let linear = |name: &str, out: usize, inp: usize| -> Result<Linear, EmbedError> {
             Dense::new(
                 flat(shaped(&format!("{name}.weight"), &[out, inp])?)?,
                 flat(shaped(&format!("{name}.bias"), &[out])?)?,
                 out,
                 inp,
             )
+            .map(Linear::F32)
         };
         let norm = |name: &str| -> Result<Norm, EmbedError> {
             Ok(Norm {

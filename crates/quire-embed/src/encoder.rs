@@ -16,6 +16,7 @@ use rayon::prelude::*;
 
 use crate::EmbedError;
 use crate::kernels;
+use crate::quant::{self, QDense, QRows};
 
 /// A dense layer: weight `[out, in]` (row-major, as PyTorch stores it) and bias `[out]`.
 pub(crate) struct Dense {
@@ -52,6 +53,47 @@ impl Dense {
     }
 }
 
+/// A dense layer's weights: f32, or 4-bit with int8 activations ([`crate::quant`]).
+pub(crate) enum Linear {
+    F32(Dense),
+    Q4(QDense),
+}
+
+impl Linear {
+    fn inp(&self) -> usize {
+        match self {
+            Linear::F32(d) => d.inp,
+            Linear::Q4(d) => d.inp,
+        }
+    }
+    fn out(&self) -> usize {
+        match self {
+            Linear::F32(d) => d.out,
+            Linear::Q4(d) => d.out,
+        }
+    }
+    fn bias(&self) -> &[f32] {
+        match self {
+            Linear::F32(d) => &d.b,
+            Linear::Q4(d) => &d.b,
+        }
+    }
+    /// Stacks three layers with the same input and the same kind of weights.
+    fn stack(parts: [Linear; 3]) -> Result<Linear, EmbedError> {
+        match parts {
+            [Linear::F32(a), Linear::F32(b), Linear::F32(c)] => {
+                Ok(Linear::F32(Dense::stack([a, b, c])))
+            }
+            [Linear::Q4(a), Linear::Q4(b), Linear::Q4(c)] => {
+                Ok(Linear::Q4(QDense::stack([a, b, c])))
+            }
+            _ => Err(EmbedError::Format(
+                "Q, K and V are stored in different formats".into(),
+            )),
+        }
+    }
+}
+
 /// A LayerNorm: scale and shift.
 pub(crate) struct Norm {
     pub w: Vec<f32>,
@@ -60,23 +102,23 @@ pub(crate) struct Norm {
 
 pub(crate) struct Layer {
     /// Q, K and V stacked: `[3·hidden, hidden]`.
-    qkv: Dense,
-    attn_out: Dense,
+    qkv: Linear,
+    attn_out: Linear,
     attn_norm: Norm,
-    ffn_in: Dense,
-    ffn_out: Dense,
+    ffn_in: Linear,
+    ffn_out: Linear,
     out_norm: Norm,
 }
 
 /// The weights of one transformer layer, as the loaders read them.
 pub(crate) struct LayerWeights {
-    pub q: Dense,
-    pub k: Dense,
-    pub v: Dense,
-    pub attn_out: Dense,
+    pub q: Linear,
+    pub k: Linear,
+    pub v: Linear,
+    pub attn_out: Linear,
     pub attn_norm: Norm,
-    pub ffn_in: Dense,
-    pub ffn_out: Dense,
+    pub ffn_in: Linear,
+    pub ffn_out: Linear,
     pub out_norm: Norm,
 }
 
@@ -84,9 +126,10 @@ impl Layer {
     pub fn new(l: LayerWeights, hidden: usize) -> Result<Layer, EmbedError> {
         let square = [&l.q, &l.k, &l.v, &l.attn_out]
             .iter()
-            .all(|d| d.inp == hidden && d.out == hidden);
-        let ffn =
-            l.ffn_in.inp == hidden && l.ffn_out.out == hidden && l.ffn_out.inp == l.ffn_in.out;
+            .all(|d| d.inp() == hidden && d.out() == hidden);
+        let ffn = l.ffn_in.inp() == hidden
+            && l.ffn_out.out() == hidden
+            && l.ffn_out.inp() == l.ffn_in.out();
         let norms = [&l.attn_norm, &l.out_norm]
             .iter()
             .all(|n| n.w.len() == hidden && n.b.len() == hidden);
@@ -96,7 +139,7 @@ impl Layer {
             )));
         }
         Ok(Layer {
-            qkv: Dense::stack([l.q, l.k, l.v]),
+            qkv: Linear::stack([l.q, l.k, l.v])?,
             attn_out: l.attn_out,
             attn_norm: l.attn_norm,
             ffn_in: l.ffn_in,
@@ -217,8 +260,94 @@ impl Encoder {
         self.pool.current_num_threads().max(1)
     }
 
-    /// `out = (residual or 0) + bias + input · Wᵀ` over `t` rows, split over the pool: by rows
-    /// when there are many, else by output columns (a short query reads each weight once).
+    /// `out = (residual or 0) + bias + input · Wᵀ` over the rows of `input`.
+    fn linear(
+        &self,
+        input: &[f32],
+        d: &Linear,
+        out: &mut [f32],
+        residual: Option<&[f32]>,
+        scratch: &mut QRows,
+    ) {
+        let rows = input.len() / d.inp();
+        assert_eq!(
+            out.len(),
+            rows * d.out(),
+            "output rows of {} values",
+            d.out()
+        );
+        let bias = d.bias();
+        out.par_chunks_mut(d.out())
+            .enumerate()
+            .for_each(|(r, row)| {
+                row.copy_from_slice(bias);
+                if let Some(res) = residual {
+                    for (o, x) in row.iter_mut().zip(&res[r * d.out()..(r + 1) * d.out()]) {
+                        *o += x;
+                    }
+                }
+            });
+        match d {
+            Linear::F32(d) => self.dense(input, d, out, residual),
+            Linear::Q4(d) => self.dense_q4(input, d, out, scratch),
+        }
+    }
+
+    /// `out += input · Wᵀ` with 4-bit weights: the input quantized per block, then split over the
+    /// pool by rows when there are many, else by output tiles.
+    fn dense_q4(&self, input: &[f32], d: &QDense, out: &mut [f32], q: &mut QRows) {
+        let rows = input.len() / d.inp;
+        assert_eq!(input.len(), rows * d.inp, "input rows of {} values", d.inp);
+        q.resize(rows, d.inp);
+        let per_block = quant::BLOCK;
+        let chunk = 64;
+        input
+            .par_chunks(chunk * d.inp)
+            .zip(q.values.par_chunks_mut(chunk * d.inp))
+            .zip(q.scales.par_chunks_mut(chunk * d.inp / per_block))
+            .zip(q.sums8.par_chunks_mut(chunk * d.inp / per_block))
+            .for_each(|(((x, v), s), m)| quant::quantize(x, v, s, m));
+        let threads = self.threads();
+        let q = &*q;
+        if rows >= 16 * threads {
+            let per = rows.div_ceil(threads * 4).max(16);
+            let blocks = d.inp / per_block;
+            out.par_chunks_mut(per * d.out)
+                .enumerate()
+                .for_each(|(part, o)| {
+                    let r0 = part * per;
+                    let n = o.len() / d.out;
+                    quant::matmul(&q.view(r0..r0 + n, blocks), d, 0..d.tiles(), o, d.out);
+                });
+        } else {
+            let tiles = d.tiles();
+            let per = tiles.div_ceil(threads);
+            let parts: Vec<(usize, Vec<f32>)> = (0..tiles.div_ceil(per))
+                .into_par_iter()
+                .map(|part| {
+                    let range = part * per..((part + 1) * per).min(tiles);
+                    let width = range.len() * 16;
+                    let mut o = vec![0f32; rows * width];
+                    quant::matmul(&q.view(0..rows, d.inp / per_block), d, range, &mut o, width);
+                    (part * per * 16, o)
+                })
+                .collect();
+            for (c0, o) in parts {
+                let width = o.len() / rows.max(1);
+                for (r, src) in o.chunks_exact(width.max(1)).enumerate() {
+                    for (dst, v) in out[r * d.out + c0..r * d.out + c0 + width]
+                        .iter_mut()
+                        .zip(src)
+                    {
+                        *dst += v;
+                    }
+                }
+            }
+        }
+    }
+
+    /// `out += input · Wᵀ` over `t` rows, split over the pool: by rows when there are many,
+    /// else by output columns (a short query reads each weight once).
     fn dense(&self, input: &[f32], d: &Dense, out: &mut [f32], residual: Option<&[f32]>) {
         let t = input.len() / d.inp;
         // The shapes the raw-pointer products below rely on: checked here, in the safe caller.
@@ -230,14 +359,6 @@ impl Encoder {
             assert_eq!(res.len(), out.len(), "residual shaped like the output");
         }
         let threads = self.threads();
-        out.par_chunks_mut(d.out).enumerate().for_each(|(r, row)| {
-            row.copy_from_slice(&d.b);
-            if let Some(res) = residual {
-                for (o, x) in row.iter_mut().zip(&res[r * d.out..(r + 1) * d.out]) {
-                    *o += x;
-                }
-            }
-        });
         if t >= 32 * threads {
             // Several chunks per thread, so a thread slowed by other work gets fewer of them;
             // none smaller than 128 rows, where the product gets less efficient.
@@ -367,7 +488,8 @@ impl Encoder {
         let mut y = vec![0f32; t * hidden];
         let mut ctx = vec![0f32; t * hidden];
         let mut qkv = vec![0f32; t * 3 * hidden];
-        let inter = self.layers.first().map_or(0, |l| l.ffn_in.out);
+        let inter = self.layers.first().map_or(0, |l| l.ffn_in.out());
+        let mut scratch = QRows::default();
         let mut inner = vec![0f32; t * inter];
         self.pool.install(|| {
             // Embeddings: each window's rows are its own, so windows go in parallel.
@@ -396,16 +518,16 @@ impl Encoder {
                     .for_each(|row| kernels::layer_norm(row, &n.w, &n.b, eps));
             };
             for layer in &self.layers {
-                self.dense(&x, &layer.qkv, &mut qkv, None);
+                self.linear(&x, &layer.qkv, &mut qkv, None, &mut scratch);
                 self.attention(&qkv, &spans, &mut ctx);
-                self.dense(&ctx, &layer.attn_out, &mut y, Some(&x));
+                self.linear(&ctx, &layer.attn_out, &mut y, Some(&x), &mut scratch);
                 norm_rows(&mut y, &layer.attn_norm);
                 std::mem::swap(&mut x, &mut y);
-                self.dense(&x, &layer.ffn_in, &mut inner, None);
+                self.linear(&x, &layer.ffn_in, &mut inner, None, &mut scratch);
                 inner
                     .par_chunks_mut(inter.max(1) * 16)
                     .for_each(kernels::gelu);
-                self.dense(&inner, &layer.ffn_out, &mut y, Some(&x));
+                self.linear(&inner, &layer.ffn_out, &mut y, Some(&x), &mut scratch);
                 norm_rows(&mut y, &layer.out_norm);
                 std::mem::swap(&mut x, &mut y);
             }

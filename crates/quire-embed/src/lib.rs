@@ -23,6 +23,8 @@ pub mod e5s1;
 mod encoder;
 #[allow(unsafe_code)]
 mod kernels;
+#[allow(unsafe_code)]
+mod quant;
 pub mod remote;
 pub mod tokenizer;
 
@@ -31,7 +33,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 pub use bert_dir::{BertDirModel, default_minilm_dir};
-pub use e5::E5Model;
+pub use e5::{E5Model, Precision};
 pub use encoder::{Pooling, embed_threads};
 pub use remote::{RemoteConfig, RemoteEmbedder};
 
