@@ -10,9 +10,8 @@
 use std::borrow::Cow;
 
 use percent_encoding::percent_decode_str;
-use quire_vault::scan::{NoteFile, read_note_file};
 use quire_vault::vault::{check_confined, literal_note_path};
-use quire_vault::{Note, VaultError, parse_note};
+use quire_vault::{Note, VaultError};
 
 use crate::error::AppError;
 use crate::live::{Live, VAULT_WAIT};
@@ -94,29 +93,23 @@ fn indexed_path(live: &Live, literal: &str) -> Option<String> {
         .map(|n| n.path.clone())
 }
 
-/// The note at vault-relative `path` as it is on disk now, parsed with the vault's settings.
+/// The note at vault-relative `path` as it is on disk now, read with the vault's settings (a
+/// canvas or a PDF as the index reads it).
 pub fn read_current(live: &Live, path: &str) -> Result<Note, AppError> {
     let abs_path = live.root.join(path);
-    let meta = std::fs::metadata(&abs_path).map_err(|e| match e.kind() {
+    std::fs::metadata(&abs_path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => AppError::Vault(VaultError::NoteNotFound(path.into())),
         _ => AppError::Unreadable {
             path: path.into(),
             reason: e.to_string(),
         },
     })?;
-    let file = NoteFile {
-        path: path.to_string(),
-        abs_path,
-        size: meta.len(),
-        mtime_ns: 0,
-    };
-    let text = read_note_file(&file, live.settings.scan.max_file_bytes).map_err(|reason| {
-        AppError::Unreadable {
+    quire_vault::document::read_document(path, &abs_path, &live.settings)
+        .map(|loaded| loaded.note)
+        .map_err(|reason| AppError::Unreadable {
             path: path.into(),
             reason: reason.to_string(),
-        }
-    })?;
-    Ok(parse_note(path, &text, &live.settings.parse))
+        })
 }
 
 #[cfg(test)]

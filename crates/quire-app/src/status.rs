@@ -46,6 +46,44 @@ pub struct StatusReport {
     pub skipped: Vec<SkippedFile>,
     /// How many files the last sync skipped in all.
     pub skipped_total: usize,
+    /// PDFs and canvases: how many are indexed, and which were left out (or indexed in part) and
+    /// why.
+    pub attachments: AttachmentCoverage,
+}
+
+/// The PDFs and canvases of an index.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct AttachmentCoverage {
+    /// PDFs in the index.
+    pub pdfs_indexed: u64,
+    /// Canvases in the index.
+    pub canvases_indexed: u64,
+    /// PDFs and canvases the last sync left out or read in part (encrypted, no text layer, too
+    /// large, malformed, too many pages), every one with its reason.
+    pub skipped: Vec<SkippedFile>,
+}
+
+impl AttachmentCoverage {
+    fn of(paths: impl Iterator<Item = String>, skipped: &[(String, String)]) -> AttachmentCoverage {
+        use quire_vault::DocumentKind;
+        let mut coverage = AttachmentCoverage::default();
+        for path in paths {
+            match DocumentKind::of(&path) {
+                Some(DocumentKind::Pdf) => coverage.pdfs_indexed += 1,
+                Some(DocumentKind::Canvas) => coverage.canvases_indexed += 1,
+                _ => {}
+            }
+        }
+        coverage.skipped = skipped
+            .iter()
+            .filter(|(path, _)| DocumentKind::of(path).is_some_and(|k| k != DocumentKind::Markdown))
+            .map(|(path, reason)| SkippedFile {
+                path: path.clone(),
+                reason: reason.clone(),
+            })
+            .collect();
+        coverage
+    }
 }
 
 impl StatusReport {
@@ -60,7 +98,10 @@ impl StatusReport {
         let store = searcher.store();
         let consistency = searcher.consistency()?;
         let skipped = store.skipped()?;
+        let attachments =
+            AttachmentCoverage::of(store.notes()?.into_iter().map(|n| n.path), &skipped);
         Ok(StatusReport {
+            attachments,
             index_dir,
             vault_root: store.meta("vault_root")?,
             generation: consistency.store_generation,
@@ -94,6 +135,19 @@ impl StatusReport {
         }
         lines.push(format!("notes       {}", self.notes_indexed));
         lines.push(format!("chunks      {}", self.chunks));
+        let a = &self.attachments;
+        lines.push(format!(
+            "attachments {} PDFs and {} canvases indexed, {} left out or in part{}",
+            a.pdfs_indexed,
+            a.canvases_indexed,
+            a.skipped.len(),
+            if a.skipped.is_empty() { "" } else { ":" }
+        ));
+        lines.extend(
+            a.skipped
+                .iter()
+                .map(|s| format!("  {}: {}", s.path, s.reason)),
+        );
         lines.push(match &self.embedding_space {
             Some(space) => format!(
                 "embeddings  {} ({}, {} dimensions)",

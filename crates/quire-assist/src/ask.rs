@@ -52,8 +52,12 @@ pub struct SourceCard {
     pub start_line: usize,
     /// Last line of the passage, inclusive.
     pub end_line: usize,
-    /// An Obsidian link to the passage's section: `[[Note#Heading]]`.
+    /// An Obsidian link to the passage's section: `[[Note#Heading]]`, or for a PDF to its page:
+    /// `[[paper.pdf#page=3]]`.
     pub link: String,
+    /// For a PDF, the passage's page (its lines are lines of the extracted text).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page: Option<u32>,
     /// Whether the answer cites it.
     pub cited: bool,
 }
@@ -62,9 +66,11 @@ impl SourceCard {
     /// The card of `source`; `cited` says whether the answer cites it.
     pub fn of(source: &Source, cited: bool) -> SourceCard {
         let p = &source.passage;
-        let link = match p.heading_path.last() {
-            Some(heading) => format!("[[{}#{}]]", p.link, heading),
-            None => format!("[[{}]]", p.link),
+        let page = p.pdf_page();
+        let link = match (page, p.heading_path.last()) {
+            (Some(_), _) => format!("[[{}]]", p.place_link()),
+            (None, Some(heading)) => format!("[[{}#{}]]", p.link, heading),
+            (None, None) => format!("[[{}]]", p.link),
         };
         SourceCard {
             id: source.id.clone(),
@@ -74,6 +80,7 @@ impl SourceCard {
             start_line: p.start_line,
             end_line: p.end_line,
             link,
+            page,
             cited,
         }
     }
@@ -90,6 +97,9 @@ pub struct CitedSource {
     pub start_line: usize,
     /// Last line of the cited passage, inclusive.
     pub end_line: usize,
+    /// For a PDF, the cited passage's page: `path#page=N` opens it there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page: Option<u32>,
 }
 
 /// One answer (the `--json` output of `quire ask`).
@@ -354,6 +364,7 @@ fn answer(
             path: s.passage.path.clone(),
             start_line: s.passage.start_line,
             end_line: s.passage.end_line,
+            page: s.passage.pdf_page(),
         })
         .collect();
     let mut sources: Vec<SourceCard> = turn

@@ -195,7 +195,7 @@ pub fn stream_wikilinked(
     let known: Vec<&str> = sources.iter().map(|s| s.id.as_str()).collect();
     let links: Vec<(String, String)> = sources
         .iter()
-        .map(|s| (s.id.clone(), s.passage.link.clone()))
+        .map(|s| (s.id.clone(), s.passage.place_link()))
         .collect();
     let render = move |ids: &[String]| {
         let mut targets: Vec<&str> = Vec::new();

@@ -167,6 +167,22 @@ pub struct Passage {
 }
 
 impl Passage {
+    /// For a passage of a PDF, its page (the chunker's `Page N` section).
+    pub fn pdf_page(&self) -> Option<u32> {
+        quire_vault::pdf::is_pdf(&self.path)
+            .then(|| quire_vault::pdf::page_of(&self.heading_path))
+            .flatten()
+    }
+
+    /// The wikilink target of the passage's place: the note's link, or for a PDF the link that
+    /// opens it at the passage's page (`x.pdf#page=3`).
+    pub fn place_link(&self) -> String {
+        match self.pdf_page() {
+            Some(page) => quire_vault::pdf::page_link(&self.link, page),
+            None => self.link.clone(),
+        }
+    }
+
     /// Its length in Unicode code points, the unit of the budget.
     pub fn code_points(&self) -> usize {
         self.text.chars().count()
@@ -346,10 +362,16 @@ impl SourceReader {
         Ok(parse_note(path, &text, &self.settings.parse))
     }
 
-    /// The note at `path` as it is on disk now.
+    /// The note at `path` as it is on disk now: a Markdown note parsed, a canvas or a PDF read as
+    /// the index reads it ([`quire_vault::document`]), so a PDF's passages are its pages' text.
     pub fn read_note(&self, path: &str) -> Result<Note, AssistError> {
-        let (_, bytes) = self.read_bytes(path)?;
-        self.parse(path, bytes)
+        let abs = self.absolute(path)?;
+        quire_vault::document::read_document(path, &abs, &self.settings)
+            .map(|loaded| loaded.note)
+            .map_err(|reason| AssistError::Unreadable {
+                path: path.to_string(),
+                reason: reason.to_string(),
+            })
     }
 
     /// The note's chunks, cut exactly as the index cuts them.

@@ -45,7 +45,11 @@ pub fn daily_notes_in(
     let daily = &settings.parse.daily_notes;
     let mut days = Vec::new();
     let mut skipped = Vec::new();
-    for file in &report.notes {
+    for file in report
+        .notes
+        .iter()
+        .filter(|f| f.kind == quire_vault::DocumentKind::Markdown)
+    {
         let Some(date) = daily.date_of(&file.path).filter(|d| range.contains(*d)) else {
             continue;
         };

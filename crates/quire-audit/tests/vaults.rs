@@ -48,6 +48,10 @@ fn walk(root: &Path, rel: &str, notes: &mut Vec<String>, others: &mut Vec<String
         } else if name.to_lowercase().ends_with(".md") {
             notes.push(path);
         } else {
+            // A canvas is a note too (its text and file nodes), and still an attachment to link to.
+            if name.to_lowercase().ends_with(".canvas") {
+                notes.push(path.clone());
+            }
             others.push(path);
         }
     }
@@ -289,7 +293,11 @@ impl PlainVault {
         let notes: Vec<PlainNote> = paths
             .iter()
             .map(|p| {
-                let text = std::fs::read_to_string(root.join(p)).unwrap();
+                let mut text = std::fs::read_to_string(root.join(p)).unwrap();
+                if p.ends_with(".canvas") {
+                    // Its JSON as the text and wikilinks of its nodes (quire_vault::canvas).
+                    text = quire_vault::canvas::canvas_markdown(&text).unwrap();
+                }
                 let (frontmatter, body) = split_frontmatter(&text);
                 PlainNote {
                     path: p.clone(),

@@ -1,18 +1,20 @@
 //! The incremental sync: bring the index up to date with the vault's files.
 //!
 //! Files are diffed by modification time and size, then by sha256; a changed note is parsed and
-//! chunked again and its rows replaced. All store writes of one sync go into one SQLite
-//! transaction that also bumps the generation; the full-text index is committed after it with the
-//! same generation as payload. If the process dies between the two commits, the next open sees the
-//! mismatch and rebuilds the full-text index from the store.
+//! chunked again and its rows replaced (PDFs and canvases too, read by [`quire_vault::document`];
+//! their sha256 is the file's, compared before a PDF is extracted again). All store writes of one
+//! sync go into one SQLite transaction that also bumps the generation; the full-text index is
+//! committed after it with the same generation as payload. If the process dies between the two
+//! commits, the next open sees the mismatch and rebuilds the full-text index from the store.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use quire_vault::chunk::{ApproxTokenCounter, chunk_note_bounded};
-use quire_vault::scan::{read_note_file, scan_vault};
-use quire_vault::{Chunk, Note, OpenOptions, SkipReason, Skipped, VaultSettings, parse_note};
+use quire_vault::document::{document_from_bytes, read_document_bytes, sha256_hex};
+use quire_vault::scan::scan_vault;
+use quire_vault::{Chunk, DocumentKind, Note, OpenOptions, SkipReason, Skipped, VaultSettings};
 use serde::Serialize;
 
 use crate::error::IndexError;
@@ -270,21 +272,42 @@ pub fn sync(
             unchanged += 1;
             continue;
         }
-        let text = match read_note_file(file, settings.scan.max_file_bytes) {
-            Ok(text) => text,
+        let bytes = match read_document_bytes(&file.abs_path, file.kind, &settings) {
+            Ok(bytes) => bytes,
             Err(reason) => {
                 skipped.push(Skipped::new(file.path.clone(), reason));
                 continue;
             }
         };
+        // A PDF or canvas whose bytes are unchanged is not read again (extraction costs time).
+        if file.kind != DocumentKind::Markdown
+            && !rebuild_all
+            && previous.is_some_and(|row| row.sha256 == sha256_hex(&bytes))
+        {
+            present.insert(file.path.clone());
+            touched.push((file.path.clone(), file.mtime_ns, file.size));
+            unchanged += 1;
+            continue;
+        }
         // A note that makes the parser or chunker fail is skipped and reported; the sync goes on.
         let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            parse_note(&file.path, &text, &settings.parse)
+            document_from_bytes(&file.path, file.kind, bytes, &settings)
         }));
-        let Ok(note) = parsed else {
-            skipped.push(note_failed(&file.path, "the parser failed on it"));
-            continue;
+        let loaded = match parsed {
+            Ok(Ok(loaded)) => loaded,
+            Ok(Err(reason)) => {
+                skipped.push(Skipped::new(file.path.clone(), reason));
+                continue;
+            }
+            Err(_) => {
+                skipped.push(note_failed(&file.path, "the parser failed on it"));
+                continue;
+            }
         };
+        if let Some(partial) = loaded.partial {
+            skipped.push(Skipped::new(file.path.clone(), partial));
+        }
+        let note = loaded.note;
         present.insert(file.path.clone());
         if !rebuild_all && previous.is_some_and(|row| row.sha256 == note.sha256) {
             touched.push((file.path.clone(), file.mtime_ns, file.size));

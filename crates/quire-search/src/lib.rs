@@ -27,6 +27,7 @@ use std::sync::{Arc, OnceLock};
 use quire_embed::{Embedder, EmbeddingSpace};
 use quire_index::sync::{ChunkKey, SPACE_KEY};
 use quire_index::{Boosts, Filter, FullText, IndexError, IndexLocation, Store};
+use quire_vault::pdf::{is_pdf, page_link, page_of};
 use serde::Serialize;
 
 /// Why a search, a similar-notes or duplicates query, or an evaluation failed.
@@ -158,6 +159,12 @@ pub struct SectionHit {
     pub highlights: Vec<(usize, usize)>,
     /// The chunk's score in the request's mode: BM25, cosine similarity, or fused reciprocal rank.
     pub score: f32,
+    /// For a PDF, the page the section is on (its lines are lines of the extracted text).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page: Option<u32>,
+    /// For a PDF, the link that opens it at that page: `Papers/x.pdf#page=3`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link: Option<String>,
 }
 
 /// A matching note with its strongest sections.
@@ -779,7 +786,10 @@ impl Searcher {
                 .map(|(_, b)| b)
                 .unwrap_or(&chunk.text);
             let (snippet, highlights) = snippet::snippet(body, &terms, 220);
+            let page = is_pdf(path).then(|| page_of(&chunk.heading_path)).flatten();
             notes[i].sections.push(SectionHit {
+                page,
+                link: page.map(|p| page_link(path, p)),
                 chunk_id: chunk.id,
                 heading_path: chunk.heading_path,
                 start_line: chunk.start_line,

@@ -4,11 +4,14 @@
 //! - the binary runner: [`quire`] (a `quire` command with no model, no provider and nothing of
 //!   the developer's environment that could send a request elsewhere), [`ok`], [`json`];
 //! - [`Server`], a running `quire serve` or `quire mcp --http` found by its `listening on` line;
-//! - [`FakeChat`], the one fake OpenAI-compatible chat server.
+//! - [`FakeChat`], the one fake OpenAI-compatible chat server;
+//! - [`pdf`]: PDFs written from known text for the attachment tests.
 //!
 //! [`FakeChat`] is an OpenAI-compatible chat-completions server on 127.0.0.1: it records every
 //! request body and plays a script, one reply per connection (an event stream of content deltas,
 //! optionally slow, or an error status). No test talks to any other host.
+
+pub mod pdf;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};

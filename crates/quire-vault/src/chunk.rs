@@ -665,7 +665,7 @@ fn make_chunk(
 }
 
 /// Drops the spaces left where comments were, and collapses the blank lines that remain.
-fn squeeze_blank_runs(text: &str) -> String {
+pub(crate) fn squeeze_blank_runs(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut blank_run = 0;
     for line in text.lines() {

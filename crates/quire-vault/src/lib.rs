@@ -2,6 +2,8 @@
 //! alone, with no index, no model and no network.
 //!
 //! - [`scan`] walks the vault (notes, attachments, and every skipped file with its reason);
+//! - [`document`] reads any note file: Markdown, a canvas ([`canvas`]) or a PDF ([`pdf`], the
+//!   text of each page, bounded against malformed and hostile files);
 //! - [`parse`] reads Obsidian-flavoured Markdown into a [`Note`] with exact line numbers:
 //!   properties, headings, links and embeds, tags, callouts, tasks, block ids, daily-note dates;
 //! - [`links`] resolves links as Obsidian does and builds backlinks, orphans and index-note parents;
@@ -25,9 +27,11 @@
 //! ```
 
 pub mod atomic;
+pub mod canvas;
 pub mod chunk;
 pub mod config;
 pub mod daily;
+pub mod document;
 pub mod edit;
 pub mod error;
 pub mod frontmatter;
@@ -36,6 +40,7 @@ pub mod links;
 pub mod model;
 pub mod outline;
 pub mod parse;
+pub mod pdf;
 pub mod reasoning;
 pub mod scan;
 pub mod vault;
@@ -45,5 +50,5 @@ pub use error::VaultError;
 pub use model::*;
 pub use outline::{Outline, OutlineNode};
 pub use parse::{ParseOptions, parse_note};
-pub use scan::{ScanOptions, ScanReport, SkipReason, Skipped};
+pub use scan::{DocumentKind, ScanOptions, ScanReport, SkipReason, Skipped};
 pub use vault::{OpenOptions, Vault, VaultSettings};

@@ -22,10 +22,48 @@ pub struct ScanOptions {
     pub include: Vec<String>,
     /// Notes matching one of these globs are skipped.
     pub exclude: Vec<String>,
-    /// Notes larger than this are skipped.
+    /// Notes (and canvases) larger than this are skipped.
     pub max_file_bytes: u64,
+    /// PDFs larger than this are skipped.
+    pub max_pdf_bytes: u64,
     /// Directories never walked (e.g. the index directory), as absolute paths.
     pub skip_dirs: Vec<PathBuf>,
+}
+
+impl ScanOptions {
+    /// The size cap of a document of this kind.
+    pub fn limit_for(&self, kind: DocumentKind) -> u64 {
+        match kind {
+            DocumentKind::Pdf => self.max_pdf_bytes,
+            DocumentKind::Markdown | DocumentKind::Canvas => self.max_file_bytes,
+        }
+    }
+}
+
+/// What kind of document a note file is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DocumentKind {
+    /// `*.md`: a Markdown note.
+    Markdown,
+    /// `*.canvas`: a JSON Canvas, read as its text and links ([`crate::canvas`]).
+    Canvas,
+    /// `*.pdf`: a PDF, read as the text of its pages ([`crate::pdf`]).
+    Pdf,
+}
+
+impl DocumentKind {
+    /// The kind of the file at `path`, by its extension (any case); `None` for other files.
+    pub fn of(path: &str) -> Option<DocumentKind> {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        let (_, ext) = name.rsplit_once('.')?;
+        match ext.to_ascii_lowercase().as_str() {
+            "md" => Some(DocumentKind::Markdown),
+            "canvas" => Some(DocumentKind::Canvas),
+            "pdf" => Some(DocumentKind::Pdf),
+            _ => None,
+        }
+    }
 }
 
 /// Bytes in a mebibyte: sizes and the size cap (`max_file_mb`) are in MiB.
@@ -34,12 +72,16 @@ const MIB: f64 = 1024.0 * 1024.0;
 /// The default [`ScanOptions::max_file_bytes`]: 5 MiB.
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 5 * 1024 * 1024;
 
+/// The default [`ScanOptions::max_pdf_bytes`]: 64 MiB.
+pub const DEFAULT_MAX_PDF_BYTES: u64 = 64 * 1024 * 1024;
+
 impl Default for ScanOptions {
     fn default() -> Self {
         ScanOptions {
             include: Vec::new(),
             exclude: Vec::new(),
             max_file_bytes: DEFAULT_MAX_FILE_BYTES,
+            max_pdf_bytes: DEFAULT_MAX_PDF_BYTES,
             skip_dirs: Vec::new(),
         }
     }
@@ -98,6 +140,47 @@ pub enum SkipReason {
         /// [`crate::chunk::MAX_CHUNKS_PER_NOTE`].
         limit: usize,
     },
+    /// A PDF encrypted with a password.
+    Encrypted,
+    /// A PDF with no text on any page (a scan or images; there is no OCR).
+    NoTextLayer {
+        /// Its page count.
+        pages: usize,
+    },
+    /// A PDF or canvas that cannot be read as one (or that quire refuses: a deflate bomb, forms
+    /// nested without end, an extraction that took too long).
+    Malformed {
+        /// What is wrong with it.
+        error: String,
+    },
+    /// A PDF with more pages than [`crate::pdf::PdfLimits::max_pages`]: only the first are indexed.
+    TooManyPages {
+        /// Its page count.
+        pages: usize,
+        /// The pages indexed.
+        limit: usize,
+    },
+}
+
+impl SkipReason {
+    /// The reason a PDF gave no text.
+    pub fn from_pdf(error: crate::pdf::PdfError) -> SkipReason {
+        match error {
+            crate::pdf::PdfError::Encrypted => SkipReason::Encrypted,
+            crate::pdf::PdfError::NoTextLayer { pages } => SkipReason::NoTextLayer { pages },
+            other => SkipReason::Malformed {
+                error: other.to_string(),
+            },
+        }
+    }
+
+    /// Whether the file is still indexed, only in part (too many chunks or pages).
+    pub fn is_partial(&self) -> bool {
+        matches!(
+            self,
+            SkipReason::TooManyChunks { .. } | SkipReason::TooManyPages { .. }
+        )
+    }
 }
 
 impl std::fmt::Display for SkipReason {
@@ -132,6 +215,15 @@ impl std::fmt::Display for SkipReason {
                 f,
                 "more than {limit} chunks: only the first {limit} are indexed (split the note to index the rest)"
             ),
+            SkipReason::Encrypted => write!(f, "encrypted PDF (needs a password): not indexed"),
+            SkipReason::NoTextLayer { pages } => write!(
+                f,
+                "no text layer ({pages} pages of scans or images; quire does no OCR)"
+            ),
+            SkipReason::Malformed { error } => write!(f, "cannot be read: {error}"),
+            SkipReason::TooManyPages { pages, limit } => {
+                write!(f, "{pages} pages: only the first {limit} are indexed")
+            }
         }
     }
 }
@@ -160,11 +252,13 @@ impl Skipped {
     }
 }
 
-/// A note file found by the scan (not yet read).
+/// A note file found by the scan (not yet read): Markdown, a canvas or a PDF.
 #[derive(Debug, Clone)]
 pub struct NoteFile {
     /// Vault-relative, `/`-separated.
     pub path: String,
+    /// What kind of document it is (by its extension).
+    pub kind: DocumentKind,
     /// Where to read it: the vault root joined with `path`.
     pub abs_path: PathBuf,
     /// Size in bytes when scanned.
@@ -178,9 +272,10 @@ pub struct NoteFile {
 pub struct ScanReport {
     /// The canonical vault root.
     pub root: PathBuf,
-    /// Note files, sorted by path.
+    /// Note files (Markdown, canvases, PDFs), sorted by path.
     pub notes: Vec<NoteFile>,
-    /// Other files (images, PDFs, canvases), vault-relative, sorted.
+    /// Files that are not Markdown (images, PDFs, canvases), vault-relative, sorted: what links
+    /// to attachments resolve to.
     pub attachments: Vec<String>,
     /// Files and folders left out, with why (hidden and `node_modules/` entries are not listed).
     pub skipped: Vec<Skipped>,
@@ -357,14 +452,13 @@ pub fn scan_vault(root: &Path, options: &ScanOptions) -> Result<ScanReport, Vaul
             }
             continue;
         };
-        let is_md = entry
-            .path()
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("md"));
-        if !is_md {
-            report.attachments.push(rel);
-            continue;
+        let kind = DocumentKind::of(&rel);
+        if kind != Some(DocumentKind::Markdown) {
+            report.attachments.push(rel.clone());
         }
+        let Some(kind) = kind else {
+            continue;
+        };
         if let Some((pattern, _)) = exclude.iter().find(|(_, set)| set.is_match(&rel)) {
             report.skipped.push(Skipped::new(
                 rel,
@@ -380,18 +474,20 @@ pub fn scan_vault(root: &Path, options: &ScanOptions) -> Result<ScanReport, Vaul
                 .push(Skipped::new(rel, SkipReason::NotIncluded));
             continue;
         }
-        if meta.len() > options.max_file_bytes {
+        let limit = options.limit_for(kind);
+        if meta.len() > limit {
             report.skipped.push(Skipped::new(
                 rel,
                 SkipReason::TooLarge {
                     bytes: meta.len(),
-                    limit: options.max_file_bytes,
+                    limit,
                 },
             ));
             continue;
         }
         report.notes.push(NoteFile {
             path: rel,
+            kind,
             abs_path: entry.path().to_path_buf(),
             size: meta.len(),
             mtime_ns: mtime_ns(&meta),

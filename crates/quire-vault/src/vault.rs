@@ -5,12 +5,12 @@ use std::path::{Path, PathBuf};
 use crate::chunk::{ApproxTokenCounter, Chunk, ChunkOptions, chunk_note};
 use crate::config::VaultConfig;
 use crate::daily::DailyNotes;
+use crate::document::read_document;
 use crate::error::VaultError;
 use crate::links::{LinkGraph, LinkResolver, Resolution};
 use crate::model::Note;
 use crate::parse::ParseOptions;
-use crate::parse::parse_note;
-use crate::scan::{ScanOptions, Skipped, read_note_file, scan_vault};
+use crate::scan::{DocumentKind, ScanOptions, Skipped, scan_vault};
 
 /// How to open a vault: command-line settings that add to the vault's config file.
 #[derive(Debug, Clone, Default)]
@@ -76,6 +76,7 @@ impl VaultSettings {
             include: [config.vault.include.clone(), options.include.clone()].concat(),
             exclude: [config.vault.exclude.clone(), options.exclude.clone()].concat(),
             max_file_bytes,
+            max_pdf_bytes: crate::scan::DEFAULT_MAX_PDF_BYTES,
             skip_dirs: options.skip_dirs.clone(),
         };
         let daily_notes = std::fs::read_to_string(canonical.join(".obsidian/daily-notes.json"))
@@ -112,7 +113,7 @@ pub struct Vault {
     pub root: PathBuf,
     /// The vault's config file as read.
     pub config: VaultConfig,
-    /// Notes sorted by path.
+    /// Notes and canvases sorted by path (PDFs are in the index only).
     pub notes: Vec<Note>,
     /// Modification times of `notes`, same order (ns since the epoch).
     pub mtimes_ns: Vec<u128>,
@@ -137,17 +138,17 @@ impl Vault {
         let settings = VaultSettings::load(root, options)?;
         let canonical = settings.root.clone();
         let config = settings.config.clone();
-        let max_file_bytes = settings.scan.max_file_bytes;
-        let parse_options = settings.parse.clone();
         let report = scan_vault(&canonical, &settings.scan)?;
 
         let mut skipped = report.skipped;
         let mut notes = Vec::with_capacity(report.notes.len());
         let mut mtimes_ns = Vec::with_capacity(report.notes.len());
-        for file in &report.notes {
-            match read_note_file(file, max_file_bytes) {
-                Ok(text) => {
-                    notes.push(parse_note(&file.path, &text, &parse_options));
+        // PDFs are in the index only: they link nowhere, and extracting every one at each open
+        // would cost seconds; links to them resolve as attachments.
+        for file in report.notes.iter().filter(|f| f.kind != DocumentKind::Pdf) {
+            match read_document(&file.path, &file.abs_path, &settings) {
+                Ok(loaded) => {
+                    notes.push(loaded.note);
                     mtimes_ns.push(file.mtime_ns);
                 }
                 Err(reason) => skipped.push(Skipped::new(file.path.clone(), reason)),

@@ -84,6 +84,9 @@ enum Command {
         /// The section under a heading, as a path of heading texts: "Plan/Week 2".
         #[arg(long)]
         heading: Option<String>,
+        /// A PDF's page N (its extracted text, as indexed).
+        #[arg(long, conflicts_with_all = ["heading", "lines"])]
+        page: Option<u32>,
     },
     /// A note's outgoing links, backlinks and unresolved links.
     Links { note: String },
@@ -306,7 +309,11 @@ fn run(cli: &Cli, out: &mut String) -> Result<ExitCode> {
             note,
             lines,
             heading,
-        } => notes::read(cli, note, lines.as_deref(), heading.as_deref(), out),
+            page,
+        } => match page {
+            Some(page) => notes::read_page(cli, note, *page, out),
+            None => notes::read(cli, note, lines.as_deref(), heading.as_deref(), out),
+        },
         Command::Links { note } => notes::links(cli, note, out),
         Command::Chunks { note } => notes::chunks(cli, note, out),
         Command::Scan => notes::scan(cli, out),

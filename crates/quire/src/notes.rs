@@ -4,7 +4,7 @@
 
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{Result, anyhow, bail};
 use quire_vault::links::{Resolution, describe_link};
 use quire_vault::outline::select_lines;
 use quire_vault::reasoning::{self, TreeFolder, TreeNode};
@@ -12,7 +12,7 @@ use quire_vault::{Chunk, LinkKind, Outline, OutlineNode, Skipped, Vault};
 use serde::Serialize;
 
 use crate::Cli;
-use crate::common::{find_note, open_vault, print_json, truncate};
+use crate::common::{find_note, open_options, open_vault, print_json, truncate, vault_root};
 
 /// Prints `value` as JSON with `--json`, else `render`s it.
 fn emit<T: Serialize>(
@@ -153,6 +153,37 @@ pub(crate) fn read(
     emit(cli, out, &read, |out, read| outln!(out, "{}", read.text))
 }
 
+/// `quire read FILE.pdf --page N`: the page's text as the index has it, with its lines.
+pub(crate) fn read_page(cli: &Cli, path: &str, page: u32, out: &mut String) -> Result<ExitCode> {
+    let settings = quire_vault::VaultSettings::load(&vault_root(cli)?, &open_options(cli))?;
+    quire_vault::vault::check_confined(path)?;
+    let path = path.trim().replace('\\', "/");
+    if !quire_vault::pdf::is_pdf(&path) {
+        bail!("--page reads a PDF's page; {path} is not a PDF");
+    }
+    let loaded = quire_vault::document::read_document(&path, &settings.root.join(&path), &settings)
+        .map_err(|reason| anyhow!("cannot read {path}: {reason}"))?;
+    let n = &loaded.note;
+    let Some((start, end)) = quire_vault::pdf::page_lines(n, page) else {
+        bail!(
+            "{path} has {} pages read; there is no page {page}",
+            n.headings.len()
+        );
+    };
+    let read = Lines {
+        path: quire_vault::pdf::page_link(&path, page),
+        start_line: start,
+        end_line: end,
+        text: n
+            .lines(start, end)
+            .unwrap_or_default()
+            .trim_end()
+            .to_string(),
+        sha256: n.sha256.clone(),
+    };
+    emit(cli, out, &read, |out, read| outln!(out, "{}", read.text))
+}
+
 /// `quire links`: a note's links both ways.
 #[derive(Debug, Serialize)]
 struct Links {
@@ -278,6 +309,8 @@ struct Scan<'a> {
     root: &'a std::path::Path,
     notes: usize,
     attachments: usize,
+    /// Every PDF and canvas the scan kept, read as the index reads it: pages, or why not.
+    attachments_read: Vec<quire_vault::document::AttachmentRead>,
     skipped: &'a [Skipped],
     warnings: Vec<ScanWarning<'a>>,
 }
@@ -302,10 +335,20 @@ pub(crate) fn scan(cli: &Cli, out: &mut String) -> Result<ExitCode> {
             })
         })
         .collect();
+    // PDFs and canvases the scan itself left out (excluded, too large) are in `skipped` already.
+    let settings = quire_vault::VaultSettings::load(&vault.root, &open_options(cli))?;
+    let readable: Vec<String> = vault
+        .attachments
+        .iter()
+        .filter(|a| !vault.skipped.iter().any(|s| &s.path == *a))
+        .cloned()
+        .collect();
+    let read = quire_vault::document::read_attachments(&readable, &settings);
     let scan = Scan {
         root: &vault.root,
         notes: vault.notes.len(),
         attachments: vault.attachments.len(),
+        attachments_read: read,
         skipped: &vault.skipped,
         warnings,
     };
@@ -321,6 +364,23 @@ pub(crate) fn scan(cli: &Cli, out: &mut String) -> Result<ExitCode> {
         );
         for s in scan.skipped {
             outln!(out, "skipped  {}: {}", s.path, s.message);
+        }
+        for a in &scan.attachments_read {
+            match (&a.skipped, a.pages) {
+                (Some(reason), _) if !reason.is_partial() => {
+                    outln!(out, "skipped  {}: {reason}", a.path)
+                }
+                (partial, pages) => outln!(
+                    out,
+                    "indexed  {}{}{}",
+                    a.path,
+                    pages.map(|p| format!(": {p} pages")).unwrap_or_default(),
+                    partial
+                        .as_ref()
+                        .map(|r| format!(" ({r})"))
+                        .unwrap_or_default()
+                ),
+            }
         }
         for w in &scan.warnings {
             outln!(out, "warning  {}:{}: {}", w.path, w.line, w.message);

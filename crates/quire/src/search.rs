@@ -67,7 +67,7 @@ fn render_results(out: &mut String, query: &str, vault_name: &str, results: &Sea
             outln!(
                 out,
                 "   {}:{}-{}  {}",
-                note.path,
+                s.link.as_deref().unwrap_or(&note.path),
                 s.start_line,
                 s.end_line,
                 s.heading_path.join(" > ")

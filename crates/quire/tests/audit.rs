@@ -162,15 +162,16 @@ fn a_canvas_inside_the_vault_is_a_proposal_until_applied() {
     let listed = json(&quire(&f).args(["--json", "proposals"]).output().unwrap());
     assert!(listed.to_string().contains(&id), "{listed}");
 
-    // Applied, the file is the map the same command writes outside the vault.
-    ok(&quire(&f)
-        .args(["proposals", "apply", &id])
-        .output()
-        .unwrap());
+    // Applied, the file is the map the same command writes outside the vault (made before the
+    // apply: once applied, the canvas is part of the vault and of its next map).
     let outside = f.outside.join("same.canvas");
     ok(&quire(&f)
         .args(["audit", "--canvas"])
         .arg(&outside)
+        .output()
+        .unwrap());
+    ok(&quire(&f)
+        .args(["proposals", "apply", &id])
         .output()
         .unwrap());
     assert_eq!(

@@ -183,10 +183,14 @@ pub(super) fn source_cards(cards: &[SourceCard]) -> String {
     }
     let mut text = String::from("\nSources:\n");
     for card in cards {
+        let place = match card.page {
+            Some(page) => quire_vault::pdf::page_link(&card.path, page),
+            None => card.path.clone(),
+        };
         text.push_str(&format!(
             "  [{}] {}:{}-{}  {}{}\n",
             card.id,
-            card.path,
+            place,
             card.start_line,
             card.end_line,
             card.heading_path.join(" › "),

@@ -1,0 +1,117 @@
+//! PDFs written from known text, for the attachment tests: [`pdf_from_pages`] (one string per
+//! page, a line of the PDF per line of the string, in Helvetica), and [`encrypted_pdf`].
+
+use lopdf::content::{Content, Operation};
+use lopdf::{Dictionary, Document, Object, Stream, dictionary};
+
+/// A PDF whose page `i` shows the lines of `pages[i]` (ASCII), top to bottom; streams compressed.
+pub fn pdf_from_pages(pages: &[&str]) -> Vec<u8> {
+    let doc = document(pages);
+    save(doc)
+}
+
+/// [`pdf_from_pages`] encrypted (RC4, 128 bits) with the user password `secret`.
+pub fn encrypted_pdf(pages: &[&str]) -> Vec<u8> {
+    let mut doc = document(pages);
+    let id = Object::string_literal(b"quire-test-file!".to_vec());
+    doc.trailer.set("ID", vec![id.clone(), id]);
+    let version = lopdf::EncryptionVersion::V2 {
+        document: &doc,
+        owner_password: "owner",
+        user_password: "secret",
+        key_length: 128,
+        permissions: lopdf::Permissions::all(),
+    };
+    let state = lopdf::EncryptionState::try_from(version).expect("an encryption state");
+    doc.encrypt(&state).expect("encrypted");
+    save(doc)
+}
+
+fn document(pages: &[&str]) -> Document {
+    let mut doc = Document::with_version("1.5");
+    let pages_id = doc.new_object_id();
+    let font_id = doc.add_object(dictionary! {
+        "Type" => "Font",
+        "Subtype" => "Type1",
+        "BaseFont" => "Helvetica",
+        "Encoding" => "WinAnsiEncoding",
+    });
+    let resources_id = doc.add_object(dictionary! {
+        "Font" => dictionary! { "F1" => font_id },
+    });
+    let mut kids = Vec::new();
+    for text in pages {
+        let mut operations = vec![
+            Operation::new("BT", vec![]),
+            Operation::new("Tf", vec!["F1".into(), 11.into()]),
+            Operation::new("TL", vec![14.into()]),
+            Operation::new("Td", vec![60.into(), 780.into()]),
+        ];
+        for line in text.lines() {
+            operations.push(Operation::new("Tj", vec![Object::string_literal(line)]));
+            operations.push(Operation::new("T*", vec![]));
+        }
+        operations.push(Operation::new("ET", vec![]));
+        let content = Content { operations }.encode().expect("content encodes");
+        let content_id = doc.add_object(Stream::new(Dictionary::new(), content));
+        let page_id = doc.add_object(dictionary! {
+            "Type" => "Page",
+            "Parent" => pages_id,
+            "Contents" => content_id,
+        });
+        kids.push(Object::Reference(page_id));
+    }
+    let count = kids.len() as i64;
+    doc.objects.insert(
+        pages_id,
+        Object::Dictionary(dictionary! {
+            "Type" => "Pages",
+            "Kids" => kids,
+            "Count" => count,
+            "Resources" => resources_id,
+            "MediaBox" => vec![0.into(), 0.into(), 595.into(), 842.into()],
+        }),
+    );
+    let catalog_id = doc.add_object(dictionary! {
+        "Type" => "Catalog",
+        "Pages" => pages_id,
+    });
+    doc.trailer.set("Root", catalog_id);
+    doc.compress();
+    doc
+}
+
+fn save(mut doc: Document) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    doc.save_to(&mut bytes).expect("written to memory");
+    bytes
+}
+
+/// A one-page PDF whose page draws a form XObject that draws itself (`/X0 Do` inside `X0`,
+/// named in its own resources): a naive extractor recurses until its stack overflows.
+pub fn self_drawing_form_pdf() -> Vec<u8> {
+    let mut doc = document(&["Before the form"]);
+    let form_id = doc.new_object_id();
+    let form = Stream::new(
+        dictionary! {
+            "Type" => "XObject",
+            "Subtype" => "Form",
+            "BBox" => vec![0.into(), 0.into(), 100.into(), 100.into()],
+            "Resources" => dictionary! { "XObject" => dictionary! { "X0" => form_id } },
+        },
+        b"/X0 Do".to_vec(),
+    );
+    doc.objects.insert(form_id, Object::Stream(form));
+    let page_id = *doc.get_pages().values().next().expect("a page");
+    let content_id = doc.add_object(Stream::new(Dictionary::new(), b"/X0 Do".to_vec()));
+    let page = doc
+        .get_object_mut(page_id)
+        .and_then(Object::as_dict_mut)
+        .expect("the page");
+    page.set(
+        "Resources",
+        dictionary! { "XObject" => dictionary! { "X0" => form_id } },
+    );
+    page.set("Contents", content_id);
+    save(doc)
+}

@@ -1,0 +1,271 @@
+//! PDFs and canvases end to end: the real binary on a small vault with PDFs written from known
+//! text (quire-testkit), an encrypted and a broken PDF, a canvas; search, read, ask (against the
+//! fake chat server) citing `#page=N`, the coverage of scan and status, and the incremental sync
+//! on adding, editing, renaming and deleting a PDF, checked against a fresh index.
+
+#![allow(clippy::unwrap_used)] // tests stop at the first surprise
+
+use std::path::Path;
+
+use quire_testkit::pdf::{encrypted_pdf, pdf_from_pages};
+use quire_testkit::{FakeChat, answer, json, messages, ok, quire};
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_quire");
+
+const KELP: [&str; 3] = [
+    "Photosynthesis in kelp forests\nCarbon is fixed near the surface.",
+    "Grazing by sea urchins\nUrchin barrens follow the loss of otters.",
+    "Recovery after marine heatwaves\nKelp returns within four years.",
+];
+
+const CANVAS: &str = r#"{"nodes":[
+  {"id":"a","type":"text","text":"Quarterly zeppelin roadmap","x":0,"y":0,"width":200,"height":80},
+  {"id":"b","type":"file","file":"Reading/Kelp notes.md","x":300,"y":0,"width":200,"height":80}
+],"edges":[{"id":"e","fromNode":"a","toNode":"b"}]}"#;
+
+fn write(vault: &Path, path: &str, bytes: &[u8]) {
+    let file = vault.join(path);
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(file, bytes).unwrap();
+}
+
+struct Fixture {
+    dir: tempfile::TempDir,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let fixture = Fixture {
+            dir: tempfile::tempdir().unwrap(),
+        };
+        let vault = fixture.vault();
+        write(
+            &vault,
+            "Reading/Kelp notes.md",
+            b"# Kelp notes\n\nMy notes on the kelp paper: see the grazing chapter.\n",
+        );
+        write(&vault, "Papers/Kelp.pdf", &pdf_from_pages(&KELP));
+        write(&vault, "Papers/Locked.pdf", &encrypted_pdf(&KELP));
+        write(
+            &vault,
+            "Papers/Broken.pdf",
+            b"%PDF-1.4\nthis is not a PDF body\n",
+        );
+        write(&vault, "Boards/Plan.canvas", CANVAS.as_bytes());
+        fixture
+    }
+
+    fn vault(&self) -> std::path::PathBuf {
+        self.dir.path().join("vault")
+    }
+
+    fn run(&self, index: &str, server: Option<&FakeChat>, args: &[&str]) -> Value {
+        let mut command = quire(BIN, &self.vault(), &self.dir.path().join(index));
+        if let Some(server) = server {
+            command
+                .env("QUIRE_LLM_BASE_URL", &server.url)
+                .env("QUIRE_LLM_MODEL", "fake-model");
+        }
+        json(&command.arg("--json").args(args).output().unwrap())
+    }
+
+    fn text(&self, args: &[&str]) -> String {
+        let mut command = quire(BIN, &self.vault(), &self.dir.path().join("index"));
+        ok(&command.args(args).output().unwrap())
+    }
+
+    /// The (path, section link or path, lines) of every result of a BM25 search.
+    fn hits(&self, index: &str, query: &str) -> Vec<(String, String, String)> {
+        let v = self.run(index, None, &["search", "--mode", "bm25", query]);
+        v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|note| {
+                let path = note["path"].as_str().unwrap().to_string();
+                note["sections"].as_array().unwrap().iter().map(move |s| {
+                    (
+                        path.clone(),
+                        s["link"].as_str().unwrap_or(&path).to_string(),
+                        format!("{}-{}", s["start_line"], s["end_line"]),
+                    )
+                })
+            })
+            .collect()
+    }
+}
+
+fn skipped(v: &Value, key: &str) -> Vec<(String, String)> {
+    v[key]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["path"].as_str().unwrap().to_string(),
+                s["reason"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn pdf_pages_are_searched_read_and_cited_by_page() {
+    let f = Fixture::new();
+    let stats = f.run("index", None, &["index"]);
+    let left_out = skipped(&stats, "notes_skipped");
+    assert!(
+        left_out
+            .iter()
+            .any(|(p, r)| p == "Papers/Locked.pdf" && r.contains("encrypted")),
+        "{left_out:?}"
+    );
+    assert!(
+        left_out
+            .iter()
+            .any(|(p, r)| p == "Papers/Broken.pdf" && r.contains("cannot be read")),
+        "{left_out:?}"
+    );
+
+    let hits = f.hits("index", "urchin barrens");
+    assert_eq!(hits[0].0, "Papers/Kelp.pdf", "{hits:?}");
+    assert_eq!(hits[0].1, "Papers/Kelp.pdf#page=2", "{hits:?}");
+    let text = f.text(&["search", "--mode", "bm25", "urchin barrens"]);
+    assert!(text.contains("Papers/Kelp.pdf#page=2:"), "{text}");
+
+    let page = f.text(&["read", "Papers/Kelp.pdf", "--page", "3"]);
+    assert!(page.starts_with("# Page 3\n"), "{page}");
+    assert!(page.contains("Kelp returns within four years."), "{page}");
+    assert!(!page.contains("urchin"), "{page}");
+    let read = f.run("index", None, &["read", "Papers/Kelp.pdf", "--page", "2"]);
+    assert_eq!(read["path"], "Papers/Kelp.pdf#page=2");
+    let lines = format!("{}-{}", read["start_line"], read["end_line"]);
+    assert!(
+        hits[0].2.starts_with(&read["start_line"].to_string()),
+        "{hits:?} vs {lines}"
+    );
+
+    let status = f.run("index", None, &["status"]);
+    assert_eq!(status["attachments"]["pdfs_indexed"], 1);
+    assert_eq!(status["attachments"]["canvases_indexed"], 1);
+    let reasons = skipped(&status["attachments"], "skipped");
+    assert_eq!(reasons.len(), 2, "{reasons:?}");
+    let scan = f.text(&["scan"]);
+    assert!(scan.contains("indexed  Papers/Kelp.pdf: 3 pages"), "{scan}");
+    assert!(
+        scan.contains("skipped  Papers/Locked.pdf: encrypted PDF"),
+        "{scan}"
+    );
+
+    // Ask: the page's text is a source like a note's, fenced as data; the citation points at the page.
+    let server = FakeChat::start(vec![answer(&["Urchin barrens follow otter loss [S1]."])]);
+    let v = f.run(
+        "index",
+        Some(&server),
+        &["ask", "What follows the loss of otters?"],
+    );
+    assert_eq!(v["citations"][0]["path"], "Papers/Kelp.pdf", "{v}");
+    assert_eq!(v["citations"][0]["page"], 2, "{v}");
+    assert_eq!(v["sources"][0]["link"], "[[Kelp.pdf#page=2]]", "{v}");
+    let prompt = messages(&server.requests()[0])
+        .into_iter()
+        .map(|(_, text)| text)
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(
+        prompt.contains("Urchin barrens follow the loss of otters."),
+        "{prompt}"
+    );
+}
+
+#[test]
+fn canvas_text_is_searchable_and_its_file_nodes_are_links() {
+    let f = Fixture::new();
+    f.run("index", None, &["index"]);
+    let hits = f.hits("index", "zeppelin roadmap");
+    assert_eq!(hits[0].0, "Boards/Plan.canvas", "{hits:?}");
+    let links = f.run("index", None, &["links", "Reading/Kelp notes"]);
+    let backlinks: Vec<&str> = links["backlinks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b.as_str().unwrap())
+        .collect();
+    assert_eq!(backlinks, ["Boards/Plan.canvas"]);
+}
+
+#[test]
+fn pdf_add_edit_rename_delete_sync_incrementally_as_a_fresh_index_would() {
+    let f = Fixture::new();
+    let vault = f.vault();
+    f.run("index", None, &["index"]);
+    let fresh_matches = |query: &str| {
+        let fresh = format!("fresh-{}", query.replace(' ', "-"));
+        f.run(&fresh, None, &["index"]);
+        assert_eq!(f.hits("index", query), f.hits(&fresh, query), "{query}");
+    };
+
+    // Add.
+    write(
+        &vault,
+        "Papers/Otters.pdf",
+        &pdf_from_pages(&["Sea otters eat urchins", "Otters use stones as tools"]),
+    );
+    let stats = f.run("index", None, &["index"]);
+    assert_eq!(stats["notes_indexed"], 1, "{stats}");
+    assert_eq!(
+        f.hits("index", "stones tools")[0].1,
+        "Papers/Otters.pdf#page=2"
+    );
+    fresh_matches("stones tools");
+
+    // Touch without change: not extracted again.
+    write(
+        &vault,
+        "Papers/Otters.pdf",
+        &pdf_from_pages(&["Sea otters eat urchins", "Otters use stones as tools"]),
+    );
+    let stats = f.run("index", None, &["index"]);
+    assert_eq!(stats["notes_indexed"], 0, "{stats}");
+
+    // Edit: page 2 says something else.
+    write(
+        &vault,
+        "Papers/Otters.pdf",
+        &pdf_from_pages(&["Sea otters eat urchins", "Otters hold hands while sleeping"]),
+    );
+    let stats = f.run("index", None, &["index"]);
+    assert_eq!(stats["notes_indexed"], 1, "{stats}");
+    assert!(f.hits("index", "stones tools").is_empty());
+    assert_eq!(f.hits("index", "sleeping")[0].1, "Papers/Otters.pdf#page=2");
+    fresh_matches("otters");
+
+    // Rename.
+    std::fs::rename(
+        vault.join("Papers/Otters.pdf"),
+        vault.join("Papers/Sea otters.pdf"),
+    )
+    .unwrap();
+    let stats = f.run("index", None, &["index"]);
+    assert_eq!(
+        (
+            stats["notes_indexed"].clone(),
+            stats["notes_deleted"].clone()
+        ),
+        (1.into(), 1.into()),
+        "{stats}"
+    );
+    assert_eq!(
+        f.hits("index", "sleeping")[0].1,
+        "Papers/Sea otters.pdf#page=2"
+    );
+    fresh_matches("sleeping");
+
+    // Delete.
+    std::fs::remove_file(vault.join("Papers/Sea otters.pdf")).unwrap();
+    let stats = f.run("index", None, &["index"]);
+    assert_eq!(stats["notes_deleted"], 1, "{stats}");
+    assert!(f.hits("index", "sleeping").is_empty());
+    fresh_matches("urchins");
+}
