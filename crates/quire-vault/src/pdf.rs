@@ -60,7 +60,7 @@ pub enum PdfError {
     #[error("encrypted (needs a password)")]
     Encrypted,
     /// No page has any text: a scan without a text layer, or only images.
-    #[error("no text layer ({pages} pages of images or scans; quire does no OCR)")]
+    #[error("no text layer ({pages} page(s) of images or scans; quire does no OCR)")]
     NoTextLayer {
         /// The document's page count.
         pages: usize,

@@ -218,7 +218,8 @@ impl std::fmt::Display for SkipReason {
             SkipReason::Encrypted => write!(f, "encrypted PDF (needs a password): not indexed"),
             SkipReason::NoTextLayer { pages } => write!(
                 f,
-                "no text layer ({pages} pages of scans or images; quire does no OCR)"
+                "no text layer ({pages} page{} of scans or images; quire does no OCR)",
+                if *pages == 1 { "" } else { "s" }
             ),
             SkipReason::Malformed { error } => write!(f, "cannot be read: {error}"),
             SkipReason::TooManyPages { pages, limit } => {

@@ -76,11 +76,10 @@ impl ChangeSet {
     }
 }
 
-/// Whether a vault path names a note: `*.md`, any case, as `quire_vault::scan` decides.
+/// Whether a vault path names a note file the index reads: `*.md`, `*.canvas` or `*.pdf`, any
+/// case, as `quire_vault::scan` decides.
 pub fn is_note_path(path: &str) -> bool {
-    Path::new(path)
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("md"))
+    quire_vault::DocumentKind::of(path).is_some()
 }
 
 /// The part of the file system the watcher cares about: the vault below `root`, without hidden
