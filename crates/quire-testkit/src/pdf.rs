@@ -27,6 +27,50 @@ pub fn encrypted_pdf(pages: &[&str]) -> Vec<u8> {
     save(doc)
 }
 
+/// A one-page PDF with two columns of lines side by side, drawn a column at a time (as most
+/// two-column papers are), or line by line across both columns when `across` is set.
+pub fn two_column_pdf(left: &[&str], right: &[&str], across: bool) -> Vec<u8> {
+    let mut doc = document(&[""]);
+    let mut operations = vec![
+        Operation::new("BT", vec![]),
+        Operation::new("Tf", vec!["F1".into(), 10.into()]),
+    ];
+    let mut show = |x: i64, row: usize, text: &str| {
+        let y = 780 - 14 * row as i64;
+        operations.push(Operation::new(
+            "Tm",
+            vec![1.into(), 0.into(), 0.into(), 1.into(), x.into(), y.into()],
+        ));
+        operations.push(Operation::new("Tj", vec![Object::string_literal(text)]));
+    };
+    if across {
+        for row in 0..left.len().max(right.len()) {
+            if let Some(l) = left.get(row) {
+                show(50, row, l);
+            }
+            if let Some(r) = right.get(row) {
+                show(310, row, r);
+            }
+        }
+    } else {
+        for (row, l) in left.iter().enumerate() {
+            show(50, row, l);
+        }
+        for (row, r) in right.iter().enumerate() {
+            show(310, row, r);
+        }
+    }
+    operations.push(Operation::new("ET", vec![]));
+    let content = Content { operations }.encode().expect("content encodes");
+    let content_id = doc.add_object(Stream::new(Dictionary::new(), content));
+    let page_id = *doc.get_pages().values().next().expect("a page");
+    doc.get_object_mut(page_id)
+        .and_then(Object::as_dict_mut)
+        .expect("the page")
+        .set("Contents", content_id);
+    save(doc)
+}
+
 fn document(pages: &[&str]) -> Document {
     let mut doc = Document::with_version("1.5");
     let pages_id = doc.new_object_id();

@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
-use quire_testkit::pdf::{encrypted_pdf, pdf_from_pages, self_drawing_form_pdf};
+use quire_testkit::pdf::{encrypted_pdf, pdf_from_pages, self_drawing_form_pdf, two_column_pdf};
 use quire_vault::pdf::{PdfError, PdfLimits, extract_pdf, extract_pdf_bounded, pdf_note, quietly};
 
 const PAGES: [&str; 3] = [
@@ -28,6 +28,34 @@ fn each_page_has_its_own_text_and_number() {
     let (first, last) = quire_vault::pdf::page_lines(&note, 2).expect("page 2");
     let page_two = note.lines(first, last).expect("its lines");
     assert!(page_two.starts_with("# Page 2\n") && page_two.contains("Urchin barrens"));
+}
+
+/// Two columns come out in the order the page draws them: a column at a time reads right; a page
+/// drawn line by line across the columns interleaves them (there is no column detection).
+#[test]
+fn two_columns_follow_the_order_they_are_drawn_in() {
+    let left = ["Kelp forests grow", "along cold coasts"];
+    let right = ["Otters keep urchins", "from eating them"];
+    let read = |across| {
+        let text = extract_pdf(
+            &two_column_pdf(&left, &right, across),
+            &PdfLimits::default(),
+        )
+        .expect("text");
+        text.pages[0]
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    assert_eq!(
+        read(false),
+        "Kelp forests grow along cold coasts Otters keep urchins from eating them"
+    );
+    let across = read(true);
+    assert!(
+        across.starts_with("Kelp forests grow Otters keep urchins"),
+        "{across}"
+    );
 }
 
 #[test]
