@@ -97,12 +97,8 @@ impl E5Model {
             ));
         }
         let tables = std::mem::take(&mut file.tokenizer);
-        // The encoder is now in f32 tensors; keep only the word-embedding bytes of the file.
         // The space names the weights, not the file: a renamed copy is the same model.
-        let model_name = format!(
-            "multilingual-e5-small@{}",
-            &blake3::hash(&file.data).to_hex()[..16]
-        );
+        let model_name = format!("multilingual-e5-small@{}", weights_hash(path, &file.data));
         let encoder = Encoder {
             hidden: h.hidden,
             heads: h.heads,
@@ -150,6 +146,63 @@ impl E5Model {
         };
         self.encoder.embed_windows(windows, &word_row)
     }
+}
+
+/// The first 16 hex digits of the blake3 hash of the model file's bytes. Hashing 71 MB reads
+/// every page of the map (about 40 ms and 70 MB of a search process's memory), so the digest is
+/// kept in the user's cache directory under the file's identity (path, length, modification
+/// time, inode), as build tools trust a file's time: a changed file has a new time and is
+/// hashed again. Without a usable cache directory every load hashes.
+fn weights_hash(path: &Path, data: &[u8]) -> String {
+    let hash = || blake3::hash(data).to_hex()[..16].to_string();
+    let Some(entry) = hash_cache_entry(path, data.len()) else {
+        return hash();
+    };
+    if let Ok(cached) = std::fs::read_to_string(&entry)
+        && cached.len() == 16
+        && cached.bytes().all(|b| b.is_ascii_hexdigit())
+    {
+        return cached;
+    }
+    let digest = hash();
+    if let Some(dir) = entry.parent()
+        && std::fs::create_dir_all(dir).is_ok()
+    {
+        // A temporary name then a rename, so a reader never sees half a digest.
+        let tmp = entry.with_extension(format!("tmp{}", std::process::id()));
+        if std::fs::write(&tmp, &digest).is_ok() && std::fs::rename(&tmp, &entry).is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+    }
+    digest
+}
+
+/// Where the digest of the file at `path` is cached: a name derived from its identity.
+fn hash_cache_entry(path: &Path, len: usize) -> Option<std::path::PathBuf> {
+    let meta = std::fs::metadata(path).ok()?;
+    let modified = meta
+        .modified()
+        .ok()?
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?;
+    #[cfg(unix)]
+    let inode = std::os::unix::fs::MetadataExt::ino(&meta);
+    #[cfg(not(unix))]
+    let inode = 0u64;
+    let absolute = std::fs::canonicalize(path).ok()?;
+    let identity = format!(
+        "{}\n{len}\n{}.{:09}\n{inode}",
+        absolute.display(),
+        modified.as_secs(),
+        modified.subsec_nanos()
+    );
+    let name = blake3::hash(identity.as_bytes()).to_hex()[..32].to_string();
+    Some(
+        dirs::cache_dir()?
+            .join("quire")
+            .join("model-hashes")
+            .join(name),
+    )
 }
 
 impl Embedder for E5Model {
