@@ -126,6 +126,7 @@ pub fn watch_options(
             open: open.clone(),
             rebuild: false,
             embedder,
+            ann: None,
         },
         ..WatchOptions::default()
     };

@@ -5,6 +5,10 @@ use std::path::PathBuf;
 /// Why the index could not be opened, read, written or synced.
 #[derive(Debug, thiserror::Error)]
 pub enum IndexError {
+    /// The approximate vector index could not be built or searched (searches fall back to the
+    /// exact scan when a build does not open).
+    #[error("approximate vector index: {0}")]
+    Ann(String),
     /// SQLite failed.
     #[error("index store: {source}")]
     Store {

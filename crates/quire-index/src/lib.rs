@@ -19,6 +19,7 @@
 //! ```
 
 pub mod analyzer;
+pub mod ann;
 pub mod audit_cache;
 pub mod error;
 pub mod filter;
@@ -27,6 +28,7 @@ pub mod lock;
 pub mod store;
 pub mod sync;
 
+pub use ann::{AnnBase, AnnRefresh, AnnSettings};
 pub use audit_cache::{AuditCache, AuditKey};
 pub use error::IndexError;
 pub use fulltext::{Boosts, Filter, FullText, FullTextDoc, FullTextHit};

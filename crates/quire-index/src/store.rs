@@ -349,6 +349,204 @@ impl Store {
         Ok((keys, matrix))
     }
 
+    /// The embedding row (its SQLite rowid) last added in `space_id`, with its content hash;
+    /// `None` when the space has none. Embedding rows are only ever added (a cache), so rowids
+    /// name rows for good: the approximate index ([`crate::ann`]) keys its vectors by them.
+    pub fn last_embedding(&self, space_id: &str) -> Result<Option<(i64, String)>, IndexError> {
+        // Scanning the table backwards by rowid stops at the first row of the space: O(1) when
+        // the store holds one space, as it almost always does.
+        self.conn
+            .prepare_cached(
+                "SELECT rowid, content_hash FROM embeddings NOT INDEXED
+                 WHERE space_id = ?1 ORDER BY rowid DESC LIMIT 1",
+            )
+            .and_then(|mut stmt| {
+                stmt.query_row([space_id], |r| Ok((r.get(0)?, r.get(1)?)))
+                    .optional()
+            })
+            .map_err(db_err)
+    }
+
+    /// How many vectors `space_id` has.
+    pub fn count_embeddings(&self, space_id: &str) -> Result<usize, IndexError> {
+        self.conn
+            .prepare_cached("SELECT COUNT(*) FROM embeddings WHERE space_id = ?1")
+            .and_then(|mut stmt| stmt.query_row([space_id], |r| r.get::<_, i64>(0)))
+            .map(|n| n as usize)
+            .map_err(db_err)
+    }
+
+    /// The content hash of the embedding row `rowid` in `space_id`, if there is one.
+    pub fn embedding_hash(&self, space_id: &str, rowid: i64) -> Result<Option<String>, IndexError> {
+        self.conn
+            .prepare_cached(
+                "SELECT content_hash FROM embeddings WHERE rowid = ?1 AND space_id = ?2",
+            )
+            .and_then(|mut stmt| {
+                stmt.query_row(params![rowid, space_id], |r| r.get(0))
+                    .optional()
+            })
+            .map_err(db_err)
+    }
+
+    /// Calls `each` with the rowid and vector of every embedding row of `space_id` whose rowid
+    /// is in `after < rowid <= up_to`, in rowid order, without holding them all in memory.
+    /// Rows whose length is not `dimension` values are passed over.
+    pub fn each_embedding(
+        &self,
+        space_id: &str,
+        dimension: usize,
+        (after, up_to): (i64, i64),
+        mut each: impl FnMut(i64, &[f32]),
+    ) -> Result<(), IndexError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT rowid, vector FROM embeddings
+                 WHERE rowid > ?1 AND rowid <= ?2 AND space_id = ?3 ORDER BY rowid",
+            )
+            .map_err(db_err)?;
+        let mut rows = stmt
+            .query(params![after, up_to, space_id])
+            .map_err(db_err)?;
+        let mut vector = Vec::with_capacity(dimension);
+        while let Some(row) = rows.next().map_err(db_err)? {
+            let rowid: i64 = row.get(0).map_err(db_err)?;
+            let bytes = row.get_ref(1).map_err(db_err)?.as_blob().map_err(|e| {
+                db_err(rusqlite::Error::FromSqlConversionFailure(
+                    1,
+                    rusqlite::types::Type::Blob,
+                    Box::new(e),
+                ))
+            })?;
+            if bytes.len() != dimension * 4 {
+                continue;
+            }
+            vector.clear();
+            vector.extend(
+                bytes
+                    .chunks_exact(4)
+                    .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+            );
+            each(rowid, &vector);
+        }
+        Ok(())
+    }
+
+    /// The vectors of the embedding rows `rowids` of `space_id` (rows that are not there, or
+    /// not `dimension` long, are left out), with their content hashes.
+    pub fn embeddings_by_rowid(
+        &self,
+        space_id: &str,
+        dimension: usize,
+        rowids: &[i64],
+    ) -> Result<Vec<(i64, String, Vec<f32>)>, IndexError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT content_hash, vector FROM embeddings WHERE rowid = ?1 AND space_id = ?2",
+            )
+            .map_err(db_err)?;
+        let mut out = Vec::with_capacity(rowids.len());
+        for &rowid in rowids {
+            let row: Option<(String, Vec<u8>)> = stmt
+                .query_row(params![rowid, space_id], |r| Ok((r.get(0)?, r.get(1)?)))
+                .optional()
+                .map_err(db_err)?;
+            if let Some((hash, bytes)) = row
+                && bytes.len() == dimension * 4
+            {
+                let vector = bytes
+                    .chunks_exact(4)
+                    .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                    .collect();
+                out.push((rowid, hash, vector));
+            }
+        }
+        Ok(out)
+    }
+
+    /// The stored vector of one chunk in `space_id`, if it has one of `dimension` values.
+    pub fn chunk_vector(
+        &self,
+        space_id: &str,
+        dimension: usize,
+        note_path: &str,
+        id: &str,
+    ) -> Result<Option<Vec<f32>>, IndexError> {
+        let bytes: Option<Vec<u8>> = self
+            .conn
+            .prepare_cached(
+                "SELECT e.vector FROM chunks c
+                 JOIN embeddings e ON e.space_id = ?1 AND e.content_hash = c.content_hash
+                 WHERE c.note_path = ?2 AND c.id = ?3",
+            )
+            .and_then(|mut stmt| {
+                stmt.query_row(params![space_id, note_path, id], |r| r.get(0))
+                    .optional()
+            })
+            .map_err(db_err)?;
+        Ok(bytes.filter(|b| b.len() == dimension * 4).map(|b| {
+            b.chunks_exact(4)
+                .map(|x| f32::from_le_bytes([x[0], x[1], x[2], x[3]]))
+                .collect()
+        }))
+    }
+
+    /// The chunks (note path, chunk id) whose text has `content_hash`, in note then document
+    /// order.
+    pub fn chunks_with_hash(
+        &self,
+        content_hash: &str,
+    ) -> Result<Vec<(String, String)>, IndexError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT note_path, id FROM chunks WHERE content_hash = ?1 ORDER BY note_path, seq",
+            )
+            .map_err(db_err)?;
+        let rows = stmt
+            .query_map([content_hash], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(db_err)?;
+        rows.collect::<Result<_, _>>().map_err(db_err)
+    }
+
+    /// The stored vectors of the chunks of the notes `paths` in `space_id`, as
+    /// [`Store::vectors`] gives them for the whole index.
+    pub fn vectors_of_notes(
+        &self,
+        space_id: &str,
+        dimension: usize,
+        paths: &[&str],
+    ) -> Result<ChunkVectors, IndexError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT c.id, e.vector FROM chunks c
+                 JOIN embeddings e ON e.space_id = ?1 AND e.content_hash = c.content_hash
+                 WHERE c.note_path = ?2 ORDER BY c.seq",
+            )
+            .map_err(db_err)?;
+        let mut keys = Vec::new();
+        let mut matrix = Vec::new();
+        for path in paths {
+            let mut rows = stmt.query(params![space_id, path]).map_err(db_err)?;
+            while let Some(row) = rows.next().map_err(db_err)? {
+                let bytes: Vec<u8> = row.get(1).map_err(db_err)?;
+                if bytes.len() != dimension * 4 {
+                    continue;
+                }
+                keys.push((path.to_string(), row.get(0).map_err(db_err)?));
+                matrix.extend(
+                    bytes
+                        .chunks_exact(4)
+                        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+                );
+            }
+        }
+        Ok((keys, matrix))
+    }
+
     /// Starts the one transaction a sync writes in.
     pub fn begin(&mut self) -> Result<StoreTransaction<'_>, IndexError> {
         Ok(StoreTransaction {

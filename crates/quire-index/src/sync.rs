@@ -175,6 +175,8 @@ pub struct SyncStats {
     pub generation: u64,
     /// Whether the full-text index had to be rebuilt from the store (after a crash or on request).
     pub fulltext_rebuilt: bool,
+    /// What the sync did to the approximate vector index (`None` without an embedder).
+    pub ann: Option<crate::ann::AnnRefresh>,
     /// Wall-clock time of the sync.
     pub seconds: f64,
 }
@@ -200,6 +202,8 @@ pub struct SyncOptions {
     pub rebuild: bool,
     /// The model that embeds new chunk texts; without one the index is BM25-only.
     pub embedder: Option<std::sync::Arc<dyn quire_embed::Embedder>>,
+    /// When to keep an approximate vector index; `None`: [`crate::ann::AnnSettings::from_env`].
+    pub ann: Option<crate::ann::AnnSettings>,
 }
 
 /// The meta key holding the index's embedding space (JSON).
@@ -429,6 +433,31 @@ pub fn sync(
             progress.embedding(embedded, missing.len());
         }
     }
+    // The approximate index follows the vectors (after them: a crash before this point leaves a
+    // build that covers fewer rows, and readers scan the rest exactly).
+    let ann = match &options.embedder {
+        Some(embedder) => {
+            let space = embedder.space();
+            let settings = options
+                .ann
+                .unwrap_or_else(crate::ann::AnnSettings::from_env);
+            // The approximate index is derived and optional: a build that fails (a full disk)
+            // is reported, and searches scan exactly meanwhile; the sync itself stands.
+            Some(
+                crate::ann::refresh(
+                    &location.dir,
+                    &store,
+                    &space.id(),
+                    space.dimension,
+                    &settings,
+                )
+                .unwrap_or_else(|e| crate::ann::AnnRefresh::Failed {
+                    error: e.to_string(),
+                }),
+            )
+        }
+        None => None,
+    };
     let changed_chunks: usize = changed.iter().map(|(_, c, _, _)| c.len()).sum();
 
     Ok(SyncStats {
@@ -451,6 +480,7 @@ pub fn sync(
         },
         generation: new_generation,
         fulltext_rebuilt: rebuild_fulltext,
+        ann,
         seconds: started.elapsed().as_secs_f64(),
     })
 }
@@ -469,7 +499,7 @@ fn note_failed(path: &str, why: &str) -> Skipped {
 /// would: nothing is flushed or unwound). Costs one environment lookup per point per sync.
 /// A point whose name starts with `stall` sleeps 5 s instead (a sync that hangs, for the
 /// watcher's stall report).
-fn failpoint(name: &str) {
+pub(crate) fn failpoint(name: &str) {
     if std::env::var_os("QUIRE_FAILPOINT").is_some_and(|v| v == name) {
         if name.starts_with("stall") {
             std::thread::sleep(std::time::Duration::from_secs(5));

@@ -13,6 +13,7 @@
 //! }
 //! ```
 
+mod ann;
 pub mod duplicates;
 pub mod eval;
 pub mod fusion;
@@ -237,6 +238,10 @@ pub struct Searcher {
     fulltext: FullText,
     embedder: Option<Arc<dyn Embedder>>,
     vectors: OnceLock<vectors::VectorMatrix>,
+    /// The index's directory (for its approximate vector index).
+    dir: std::path::PathBuf,
+    /// The approximate vector index, when the index keeps one (opened on first use).
+    ann: OnceLock<Option<ann::AnnView>>,
     /// One vector per note (centroids of the chunk vectors), for hybrid fusion's note ranking.
     centroids: OnceLock<Vec<(String, Option<Vec<f32>>)>>,
     /// The last query embedded, with its vector: the ask flow searches a question and then
@@ -272,6 +277,8 @@ impl Searcher {
             fulltext,
             embedder: None,
             vectors: OnceLock::new(),
+            dir: location.dir.clone(),
+            ann: OnceLock::new(),
             centroids: OnceLock::new(),
             last_query: std::sync::Mutex::new(None),
         })
@@ -343,10 +350,10 @@ impl Searcher {
             return Ok(Vec::new());
         };
         let query = self.query_vector(embedder, query)?;
-        let matrix = self.matrix(embedder)?;
-        Ok(stored_rows(matrix, keys)
+        Ok(self
+            .key_vectors(embedder, keys)?
             .into_iter()
-            .map(|row| row.map(|i| quire_embed::dot(&query, matrix.row(i))))
+            .map(|v| v.map(|v| quire_embed::dot(&query, &v)))
             .collect())
     }
 
@@ -362,8 +369,7 @@ impl Searcher {
         let Ok(embedder) = self.embedder("comparing sentences with passages") else {
             return Ok(None);
         };
-        let matrix = self.matrix(embedder)?;
-        let rows = stored_rows(matrix, keys);
+        let rows = self.key_vectors(embedder, keys)?;
         if texts.is_empty() || rows.iter().all(Option::is_none) {
             return Ok(None);
         }
@@ -373,7 +379,7 @@ impl Searcher {
                 .iter()
                 .map(|v| {
                     rows.iter()
-                        .map(|row| row.map(|i| quire_embed::dot(v, matrix.row(i))))
+                        .map(|row| row.as_ref().map(|r| quire_embed::dot(v, r)))
                         .collect()
                 })
                 .collect(),
@@ -398,6 +404,34 @@ impl Searcher {
             )));
         }
         Ok(centroids)
+    }
+
+    /// The stored vectors of `keys` (`None` for a chunk with none): looked up one by one when
+    /// the index keeps an approximate index (a large one: the matrix is never loaded), else
+    /// from the matrix.
+    fn key_vectors(
+        &self,
+        embedder: &dyn Embedder,
+        keys: &[ChunkKey],
+    ) -> Result<Vec<Option<Vec<f32>>>, SearchError> {
+        if let Some(ann) = self.ann(embedder)? {
+            return ann.vectors_of(&self.store, keys);
+        }
+        let matrix = self.matrix(embedder)?;
+        Ok(stored_rows(matrix, keys)
+            .into_iter()
+            .map(|row| row.map(|i| matrix.row(i).to_vec()))
+            .collect())
+    }
+
+    /// The approximate vector index of the embedder's space, when the index keeps one.
+    fn ann(&self, embedder: &dyn Embedder) -> Result<Option<&ann::AnnView>, SearchError> {
+        if let Some(view) = self.ann.get() {
+            return Ok(view.as_ref());
+        }
+        let space = embedder.space();
+        let view = ann::AnnView::open(&self.dir, &self.store, &space.id(), space.dimension)?;
+        Ok(self.ann.get_or_init(|| view).as_ref())
     }
 
     /// The index's vectors, loaded once.
@@ -442,6 +476,9 @@ impl Searcher {
     ) -> Result<Vec<(ChunkKey, f32)>, SearchError> {
         let embedder = self.embedder("vector search")?;
         let query = self.query_vector(embedder, &request.query)?;
+        if let Some(ann) = self.ann(embedder)? {
+            return ann.ranking(&self.store, &query, want, allowed);
+        }
         let matrix = self.matrix(embedder)?;
         let scores = matrix
             .scores(&query)

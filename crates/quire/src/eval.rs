@@ -129,6 +129,7 @@ pub(crate) fn vault(
         open: open_options(cli),
         rebuild: false,
         embedder: embedder.clone(),
+        ann: None,
     };
     let progress = progress::SyncBar::new(cli.json);
     sync(&vault.root, &location, &options, &progress)?;

@@ -17,6 +17,7 @@ pub(crate) fn index(cli: &Cli, rebuild: bool, out: &mut String) -> Result<ExitCo
         open: open_options(cli),
         rebuild,
         embedder: load_embedder(cli)?,
+        ann: None,
     };
     let progress = progress::SyncBar::new(cli.json);
     let stats = sync(&vault_root(cli)?, &location, &options, &progress)?;
