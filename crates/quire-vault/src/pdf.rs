@@ -351,7 +351,7 @@ fn page_resources(doc: &Document, page: ObjectId) -> Option<&Dictionary> {
     None
 }
 
-/// The form XObjects named in a resource dictionary.
+/// The XObjects named in a resource dictionary that the extractor would draw as forms.
 fn forms_in(doc: &Document, resources: &Dictionary) -> Vec<ObjectId> {
     let Some(xobjects) = resources
         .get(b"XObject")
@@ -369,7 +369,9 @@ fn forms_in(doc: &Document, resources: &Dictionary) -> Vec<ObjectId> {
                 .ok()
                 .and_then(|s| s.dict.get(b"Subtype").ok())
                 .and_then(|s| s.as_name().ok())
-                == Some(b"Form".as_slice())
+                // The extractor draws any XObject that is not an image as a form, whatever its
+                // Subtype says (found by fuzzing: a mutated /Subtype recursed without end).
+                != Some(b"Image".as_slice())
         })
         .collect()
 }
