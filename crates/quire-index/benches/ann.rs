@@ -1,0 +1,130 @@
+//! The approximate vector index against the exact scan, on synthetic clustered unit vectors
+//! (384 dimensions, as the default model's): build time, query latency (p50, p99) of the exact
+//! scan and of the graph search with exact rescoring from the store, recall@10, and the
+//! process's peak RSS. Sizes from `QUIRE_ANN_BENCH_SIZES` (default `10000,50000,100000`).
+//! `cargo bench -p quire-index --bench ann`.
+
+#![allow(clippy::unwrap_used)] // benches stop at the first surprise
+
+use std::time::Instant;
+
+use quire_index::Store;
+use quire_index::ann::{AnnBase, AnnSettings, refresh};
+
+const DIM: usize = 384;
+const SPACE: &str = "bench";
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> f32 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        let x = self.0.wrapping_mul(0x2545_F491_4F6C_DD1D);
+        (x >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+    }
+    fn unit(&mut self, around: Option<&[f32]>, spread: f32) -> Vec<f32> {
+        let mut v: Vec<f32> = (0..DIM)
+            .map(|i| around.map_or(0.0, |c| c[i]) + spread * self.next())
+            .collect();
+        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.iter_mut().for_each(|x| *x /= n);
+        v
+    }
+}
+
+fn percentile(mut xs: Vec<f64>, p: f64) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    xs[((xs.len() - 1) as f64 * p).round() as usize]
+}
+
+fn peak_rss_mb() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+        })
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+fn main() {
+    let sizes: Vec<usize> = std::env::var("QUIRE_ANN_BENCH_SIZES")
+        .unwrap_or_else(|_| "10000,50000,100000".into())
+        .split(',')
+        .filter_map(|s| s.trim().parse().ok())
+        .collect();
+    println!("size\tbuild_s\texact_p50_ms\texact_p99_ms\tann_p50_ms\tann_p99_ms\tratio_p50\trecall@10\tfile_mb\tpeak_rss_mb");
+    for n in sizes {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("quire.sqlite")).unwrap();
+        let mut rng = Rng(0x5eed ^ n as u64);
+        let centres: Vec<Vec<f32>> = (0..(n / 50).max(50)).map(|_| rng.unit(None, 1.0)).collect();
+        let mut matrix: Vec<f32> = Vec::with_capacity(n * DIM);
+        for start in (0..n).step_by(10_000) {
+            let rows: Vec<(String, Vec<f32>)> = (start..(start + 10_000).min(n))
+                .map(|i| {
+                    let v = rng.unit(Some(&centres[i % centres.len()]), 0.12);
+                    matrix.extend_from_slice(&v);
+                    (format!("{:012x}{:052x}", i, 0), v)
+                })
+                .collect();
+            store.put_embeddings(SPACE, &rows).unwrap();
+        }
+        let settings = AnnSettings {
+            min_rows: 1,
+            max_delta: 0,
+        };
+        let started = Instant::now();
+        refresh(dir.path(), &store, SPACE, DIM, &settings).unwrap();
+        let build = started.elapsed().as_secs_f64();
+        let file_mb: f64 = std::fs::read_dir(dir.path().join("ann"))
+            .unwrap()
+            .filter_map(Result::ok)
+            .filter_map(|e| e.metadata().ok())
+            .map(|m| m.len() as f64 / 1e6)
+            .sum();
+        let base = AnnBase::open(dir.path(), &store, SPACE, DIM).unwrap().unwrap();
+        let (mut exact_ms, mut ann_ms, mut found) = (Vec::new(), Vec::new(), 0usize);
+        let queries = 200;
+        for q in 0..queries {
+            let query = rng.unit(Some(&centres[(q * 7) % centres.len()]), 0.15);
+            let t = Instant::now();
+            let mut exact: Vec<(usize, f32)> = matrix
+                .chunks_exact(DIM)
+                .enumerate()
+                .map(|(i, row)| (i, quire_embed::dot(&query, row)))
+                .collect();
+            exact.select_nth_unstable_by(9, |a, b| b.1.total_cmp(&a.1));
+            exact_ms.push(t.elapsed().as_secs_f64() * 1e3);
+            let truth: Vec<i64> = exact[..10].iter().map(|(i, _)| *i as i64 + 1).collect();
+            // As a search does it: 64 candidates, rescored from the store's f32 vectors.
+            let t = Instant::now();
+            let rowids: Vec<i64> = base
+                .search(&query, 64, i64::MAX)
+                .unwrap()
+                .into_iter()
+                .map(|(r, _)| r)
+                .collect();
+            let mut rescored: Vec<(i64, f32)> = store
+                .embeddings_by_rowid(SPACE, DIM, &rowids)
+                .unwrap()
+                .into_iter()
+                .map(|(r, _, v)| (r, quire_embed::dot(&query, &v)))
+                .collect();
+            rescored.sort_by(|a, b| b.1.total_cmp(&a.1));
+            ann_ms.push(t.elapsed().as_secs_f64() * 1e3);
+            found += rescored[..10].iter().filter(|(r, _)| truth.contains(r)).count();
+        }
+        let (e50, a50) = (percentile(exact_ms.clone(), 0.5), percentile(ann_ms.clone(), 0.5));
+        println!(
+            "{n}\t{build:.1}\t{e50:.2}\t{:.2}\t{a50:.2}\t{:.2}\t{:.2}\t{:.3}\t{file_mb:.0}\t{:.0}",
+            percentile(exact_ms, 0.99),
+            percentile(ann_ms, 0.99),
+            a50 / e50,
+            found as f64 / (queries * 10) as f64,
+            peak_rss_mb()
+        );
+    }
+}
