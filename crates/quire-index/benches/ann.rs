@@ -55,7 +55,9 @@ fn main() {
         .split(',')
         .filter_map(|s| s.trim().parse().ok())
         .collect();
-    println!("size\tbuild_s\texact_p50_ms\texact_p99_ms\tann_p50_ms\tann_p99_ms\tratio_p50\trecall@10\tfile_mb\tpeak_rss_mb");
+    println!(
+        "size\tbuild_s\texact_p50_ms\texact_p99_ms\tann_p50_ms\tann_p99_ms\tratio_p50\trecall@10\tfile_mb\tpeak_rss_mb"
+    );
     for n in sizes {
         let dir = tempfile::tempdir().unwrap();
         let mut store = Store::open(&dir.path().join("quire.sqlite")).unwrap();
@@ -85,7 +87,9 @@ fn main() {
             .filter_map(|e| e.metadata().ok())
             .map(|m| m.len() as f64 / 1e6)
             .sum();
-        let base = AnnBase::open(dir.path(), &store, SPACE, DIM).unwrap().unwrap();
+        let base = AnnBase::open(dir.path(), &store, SPACE, DIM)
+            .unwrap()
+            .unwrap();
         let (mut exact_ms, mut ann_ms, mut found) = (Vec::new(), Vec::new(), 0usize);
         let queries = 200;
         for q in 0..queries {
@@ -115,9 +119,15 @@ fn main() {
                 .collect();
             rescored.sort_by(|a, b| b.1.total_cmp(&a.1));
             ann_ms.push(t.elapsed().as_secs_f64() * 1e3);
-            found += rescored[..10].iter().filter(|(r, _)| truth.contains(r)).count();
+            found += rescored[..10]
+                .iter()
+                .filter(|(r, _)| truth.contains(r))
+                .count();
         }
-        let (e50, a50) = (percentile(exact_ms.clone(), 0.5), percentile(ann_ms.clone(), 0.5));
+        let (e50, a50) = (
+            percentile(exact_ms.clone(), 0.5),
+            percentile(ann_ms.clone(), 0.5),
+        );
         println!(
             "{n}\t{build:.1}\t{e50:.2}\t{:.2}\t{a50:.2}\t{:.2}\t{:.2}\t{:.3}\t{file_mb:.0}\t{:.0}",
             percentile(exact_ms, 0.99),
