@@ -33,4 +33,6 @@ pub use audit_cache::{AuditCache, AuditKey};
 pub use error::IndexError;
 pub use fulltext::{Boosts, Filter, FullText, FullTextDoc, FullTextHit};
 pub use store::Store;
-pub use sync::{Consistency, IndexLocation, SyncOptions, SyncStats, repair_fulltext, sync};
+pub use sync::{
+    Consistency, IndexLocation, SyncOptions, SyncPhases, SyncStats, repair_fulltext, sync,
+};

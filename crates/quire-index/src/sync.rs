@@ -179,6 +179,35 @@ pub struct SyncStats {
     pub ann: Option<crate::ann::AnnRefresh>,
     /// Wall-clock time of the sync.
     pub seconds: f64,
+    /// Where that time went.
+    pub phases: SyncPhases,
+}
+
+/// Milliseconds each step of a sync took (what the scale benchmarks report).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SyncPhases {
+    /// Opening the store and the full-text index, and taking the writer lock.
+    pub open_ms: f64,
+    /// Walking the vault: every file's path, size and modification time.
+    pub scan_ms: f64,
+    /// Comparing with the store, and reading, parsing and chunking new or changed notes.
+    pub read_ms: f64,
+    /// Writing the store's transaction.
+    pub store_ms: f64,
+    /// Updating (or rebuilding) the full-text index and committing it.
+    pub fulltext_ms: f64,
+    /// Finding texts without a vector and embedding them.
+    pub embed_ms: f64,
+    /// Keeping the approximate vector index.
+    pub ann_ms: f64,
+}
+
+/// Milliseconds since `since`, and `since` moved to now.
+fn lap(since: &mut Instant) -> f64 {
+    let now = Instant::now();
+    let ms = now.duration_since(*since).as_secs_f64() * 1e3;
+    *since = now;
+    ms
 }
 
 /// Progress of a sync, for progress bars.
@@ -223,6 +252,8 @@ pub fn sync(
     progress: &dyn SyncProgress,
 ) -> Result<SyncStats, IndexError> {
     let started = Instant::now();
+    let mut phases = SyncPhases::default();
+    let mut mark = started;
     let mut open = options.open.clone();
     open.skip_dirs.push(location.dir.clone());
     let settings = VaultSettings::load(vault_root, &open)?;
@@ -250,7 +281,9 @@ pub fn sync(
     let chunker_changed = store.meta(CHUNKER_KEY)?.is_some_and(|v| v != chunker);
     let rebuild_all = options.rebuild || chunker_changed;
 
+    phases.open_ms = lap(&mut mark);
     let report = scan_vault(&settings.root, &settings.scan)?;
+    phases.scan_ms = lap(&mut mark);
     failpoint("stall_after_scan");
     let known: HashMap<String, crate::store::NoteRow> = store
         .notes()?
@@ -349,6 +382,7 @@ pub fn sync(
         && touched.is_empty()
         && !fulltext_behind
         && !rebuild_all;
+    phases.read_ms = lap(&mut mark);
     let mut new_generation = generation;
     // Notes the store refused (see below): out of the index like deleted ones, but not counted so.
     let mut failed: Vec<String> = Vec::new();
@@ -391,6 +425,7 @@ pub fn sync(
         }
     }
 
+    phases.store_ms = lap(&mut mark);
     // The full-text index follows the store: incrementally when it was at the previous
     // generation, else rebuilt from the store.
     let rebuild_fulltext = fulltext_behind || rebuild_all;
@@ -416,6 +451,7 @@ pub fn sync(
         writer.commit(new_generation)?;
     }
 
+    phases.fulltext_ms = lap(&mut mark);
     // Embeddings are a cache keyed by (space, content hash): only texts never embedded in this
     // space are sent to the model, so renames and moved paragraphs cost nothing. Each batch is
     // committed on its own; an interrupted run leaves fewer vectors, which the next run fills.
@@ -433,6 +469,7 @@ pub fn sync(
             progress.embedding(embedded, missing.len());
         }
     }
+    phases.embed_ms = lap(&mut mark);
     // The approximate index follows the vectors (after them: a crash before this point leaves a
     // build that covers fewer rows, and readers scan the rest exactly).
     let ann = match &options.embedder {
@@ -458,6 +495,7 @@ pub fn sync(
         }
         None => None,
     };
+    phases.ann_ms = lap(&mut mark);
     let changed_chunks: usize = changed.iter().map(|(_, c, _, _)| c.len()).sum();
 
     Ok(SyncStats {
@@ -482,6 +520,7 @@ pub fn sync(
         fulltext_rebuilt: rebuild_fulltext,
         ann,
         seconds: started.elapsed().as_secs_f64(),
+        phases,
     })
 }
 

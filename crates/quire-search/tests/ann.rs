@@ -80,16 +80,29 @@ fn the_approximate_index_returns_what_the_exact_scan_returns() {
     }
     // The same index without its build: the exact scan.
     std::fs::remove_dir_all(location.dir.join("ann")).unwrap();
+    // A graph search is approximate (a node the graph links poorly can be missed, and which one
+    // depends on the order the build's threads inserted), so what must hold: the best result is
+    // the exact one, at least 90% of the exact results are found, and each found result has its
+    // exact score (candidates are rescored from the stored vectors).
     let exact = Searcher::open(&location).unwrap().with_embedder(model());
+    let (mut found, mut total) = (0, 0);
     for (q, got) in QUERIES.iter().zip(&with_ann) {
         let want = sections(&exact, &vector(q, 5));
         assert!(!want.is_empty());
         assert_eq!(got.len(), want.len(), "{q}");
-        for (g, w) in got.iter().zip(&want) {
-            assert_eq!((&g.0, &g.1), (&w.0, &w.1), "{q}");
-            assert!((g.2 - w.2).abs() < 1e-5, "{q}: {} vs {}", g.2, w.2);
+        assert_eq!((&got[0].0, &got[0].1), (&want[0].0, &want[0].1), "{q}");
+        for w in &want {
+            total += 1;
+            if let Some(g) = got.iter().find(|g| (&g.0, &g.1) == (&w.0, &w.1)) {
+                found += 1;
+                assert!((g.2 - w.2).abs() < 1e-5, "{q}: {} vs {}", g.2, w.2);
+            }
         }
     }
+    assert!(
+        found * 10 >= total * 9,
+        "{found} of {total} exact results found"
+    );
 }
 
 #[test]

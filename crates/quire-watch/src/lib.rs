@@ -115,7 +115,7 @@ pub enum WatchEvent {
     /// A sync succeeded: what it did, and the changes that caused it.
     Synced {
         /// What the sync did, and the generation it committed.
-        stats: SyncStats,
+        stats: Box<SyncStats>,
         /// The changes synced; after a rescan, with the notes the sync found added, changed or
         /// removed.
         changes: ChangeSet,

@@ -283,7 +283,10 @@ impl<F: Fn(WatchEvent)> Worker<F> {
                     self.reconciled.set();
                 }
                 self.announced = false;
-                self.emit(WatchEvent::Synced { stats, changes });
+                self.emit(WatchEvent::Synced {
+                    stats: Box::new(stats),
+                    changes,
+                });
             }
             Err(failure) => {
                 // The window is kept: the retry syncs it together with any later events.

@@ -123,7 +123,7 @@ fn next_event(events: &Receiver<WatchEvent>) -> WatchEvent {
 
 fn next_sync(events: &Receiver<WatchEvent>) -> (SyncStats, ChangeSet) {
     match next_event(events) {
-        WatchEvent::Synced { stats, changes } => (stats, changes),
+        WatchEvent::Synced { stats, changes } => (*stats, changes),
         WatchEvent::Failed { message, .. } => panic!("sync failed: {message}"),
         WatchEvent::Started { .. } => unreachable!("next_event returns outcomes"),
     }

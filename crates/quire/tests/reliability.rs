@@ -935,3 +935,161 @@ fn a_sync_that_does_not_finish_is_reported_while_it_runs() {
     // …and the sync, once it ends, is reported as done.
     assert!(seen.last().unwrap().contains("generation 1"), "{seen:#?}");
 }
+
+/// Vector search results: (path, score) per note, best first.
+fn vector(vault: &Path, index: &Path, query: &str, min_rows: &str) -> Vec<(String, f64)> {
+    let v = json(
+        &with_model(vault, index)
+            .env("QUIRE_ANN_MIN_ROWS", min_rows)
+            .args(["--json", "search", query, "--mode", "vector", "-k", "8"])
+            .output()
+            .unwrap(),
+    );
+    v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["path"].as_str().unwrap().to_string(),
+                r["score"].as_f64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// `quire` with the default embedding model (fetched by scripts/fetch-model.sh).
+fn with_model(vault: &Path, index: &Path) -> Command {
+    let mut c = quire(vault, index);
+    c.env_remove("QUIRE_MODEL");
+    c
+}
+
+/// The files of `<index>/ann/`, sorted.
+fn ann_files(index: &Path) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(index.join("ann"))
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+#[test]
+fn a_sync_killed_while_writing_the_approximate_index_leaves_a_searchable_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = dir.path().join("vault");
+    support::copy_tree(&support::sample_vault(), &vault);
+    let index = dir.path().join("index");
+    let exact_index = dir.path().join("exact");
+    // The reference: the same vault with vectors searched exactly (no approximate index).
+    ok(&with_model(&vault, &exact_index)
+        .env("QUIRE_ANN_MIN_ROWS", "1000000000")
+        .arg("index")
+        .output()
+        .unwrap());
+    assert!(ann_files(&exact_index).is_empty());
+    let queries = [
+        "keeping a sourdough starter alive",
+        "what to pack for a trip",
+        "how do I plan my week",
+    ];
+    let expected: Vec<Vec<String>> = queries
+        .iter()
+        .map(|q| {
+            vector(&vault, &exact_index, q, "1000000000")
+                .into_iter()
+                .map(|(p, _)| p)
+                .collect()
+        })
+        .collect();
+    assert!(expected.iter().all(|r| r.len() >= 3), "{expected:?}");
+
+    // The first sync that builds the approximate index is killed after writing it, before the
+    // rename that publishes it.
+    let out = with_model(&vault, &index)
+        .env("QUIRE_ANN_MIN_ROWS", "10")
+        .env("QUIRE_FAILPOINT", "ann_before_rename")
+        .arg("index")
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "the failpoint aborts the process");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("failpoint ann_before_rename"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let left = ann_files(&index);
+    assert!(
+        !left.is_empty()
+            && left
+                .iter()
+                .all(|n| n.starts_with('.') && n.ends_with(".tmp")),
+        "only the unpublished build is on disk: {left:?}"
+    );
+    let status = json(
+        &with_model(&vault, &index)
+            .args(["--json", "status"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(status["consistent"], true, "{status}");
+    // Searches scan exactly meanwhile and find what the reference finds.
+    for (q, want) in queries.iter().zip(&expected) {
+        let got: Vec<String> = vector(&vault, &index, q, "10")
+            .into_iter()
+            .map(|(p, _)| p)
+            .collect();
+        assert_eq!(&got, want, "{q}");
+    }
+
+    // The next sync publishes a build and removes the leftover; searches through it agree.
+    let stats = json(
+        &with_model(&vault, &index)
+            .env("QUIRE_ANN_MIN_ROWS", "10")
+            .args(["--json", "index"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(stats["ann"]["action"], "built", "{stats}");
+    let files = ann_files(&index);
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert!(files[0].ends_with(".usearch"), "{files:?}");
+    // Through the graph (approximate: the best note and 90% of the exact top notes, each with
+    // its exact score, as candidates are rescored from the stored vectors).
+    let (mut found, mut total) = (0, 0);
+    for q in &queries {
+        let got = vector(&vault, &index, q, "10");
+        let reference = vector(&vault, &exact_index, q, "1000000000");
+        assert_eq!(
+            got.first().map(|g| &g.0),
+            reference.first().map(|r| &r.0),
+            "{q}"
+        );
+        for (path, score) in &reference {
+            total += 1;
+            if let Some((_, s)) = got.iter().find(|(p, _)| p == path) {
+                found += 1;
+                assert!((s - score).abs() < 1e-4, "{q}: {path} {s} vs exact {score}");
+            }
+        }
+    }
+    assert!(
+        found * 10 >= total * 9,
+        "{found} of {total} exact results found"
+    );
+    // A second sync with nothing new keeps the build.
+    let stats = json(
+        &with_model(&vault, &index)
+            .env("QUIRE_ANN_MIN_ROWS", "10")
+            .args(["--json", "index"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(stats["ann"]["action"], "kept", "{stats}");
+    assert_eq!(ann_files(&index), files);
+}
