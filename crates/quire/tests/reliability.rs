@@ -70,12 +70,12 @@ fn generations(index: &Path) -> (u64, Option<u64>) {
 
 /// BM25 results: (path, score) per note, best first.
 fn bm25(vault: &Path, index: &Path, query: &str) -> Vec<(String, f64)> {
-    let v = json(
-        &quire(vault, index)
-            .args(["--json", "search", query, "--mode", "bm25", "-k", "10"])
-            .output()
-            .unwrap(),
-    );
+    ranked(quire(vault, index).args(["--json", "search", query, "--mode", "bm25", "-k", "10"]))
+}
+
+/// A search's results: (path, score) per note, best first.
+fn ranked(search: &mut Command) -> Vec<(String, f64)> {
+    let v = json(&search.output().unwrap());
     v["results"]
         .as_array()
         .unwrap()
@@ -938,24 +938,11 @@ fn a_sync_that_does_not_finish_is_reported_while_it_runs() {
 
 /// Vector search results: (path, score) per note, best first.
 fn vector(vault: &Path, index: &Path, query: &str, min_rows: &str) -> Vec<(String, f64)> {
-    let v = json(
-        &with_model(vault, index)
+    ranked(
+        with_model(vault, index)
             .env("QUIRE_ANN_MIN_ROWS", min_rows)
-            .args(["--json", "search", query, "--mode", "vector", "-k", "8"])
-            .output()
-            .unwrap(),
-    );
-    v["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            (
-                r["path"].as_str().unwrap().to_string(),
-                r["score"].as_f64().unwrap(),
-            )
-        })
-        .collect()
+            .args(["--json", "search", query, "--mode", "vector", "-k", "8"]),
+    )
 }
 
 /// `quire` with the default embedding model (fetched by scripts/fetch-model.sh).
