@@ -127,6 +127,7 @@ pub fn watch_options(
             rebuild: false,
             embedder,
             ann: None,
+            only: None,
         },
         ..WatchOptions::default()
     };

@@ -196,6 +196,32 @@ impl Store {
         rows.collect::<Result<_, _>>().map_err(db_err)
     }
 
+    /// The notes at these paths (those the index has), in the order asked.
+    pub fn notes_at(&self, paths: &[String]) -> Result<Vec<NoteRow>, IndexError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT path, title, mtime_ns, size, sha256 FROM notes WHERE path = ?1")
+            .map_err(db_err)?;
+        let mut out = Vec::new();
+        for path in paths {
+            let row = stmt
+                .query_row([path], |r| {
+                    let mtime: String = r.get(2)?;
+                    Ok(NoteRow {
+                        path: r.get(0)?,
+                        title: r.get(1)?,
+                        mtime_ns: mtime.parse().unwrap_or(0),
+                        size: r.get::<_, i64>(3)? as u64,
+                        sha256: r.get(4)?,
+                    })
+                })
+                .optional()
+                .map_err(db_err)?;
+            out.extend(row);
+        }
+        Ok(out)
+    }
+
     /// Chunks of one note, or of every note (`None`), in note order then document order.
     pub fn chunks(&self, note_path: Option<&str>) -> Result<Vec<ChunkRow>, IndexError> {
         let sql =
@@ -689,6 +715,25 @@ impl StoreTransaction<'_> {
     /// Replaces the list of skipped files.
     pub fn set_skipped(&self, skipped: &[quire_vault::Skipped]) -> Result<(), IndexError> {
         self.tx.execute("DELETE FROM skipped", []).map_err(db_err)?;
+        self.insert_skipped(skipped)
+    }
+
+    /// Replaces the skipped entries of `paths` alone with those of `skipped` (a sync of some
+    /// paths: the other files' entries stand).
+    pub fn replace_skipped(
+        &self,
+        paths: &[String],
+        skipped: &[quire_vault::Skipped],
+    ) -> Result<(), IndexError> {
+        for path in paths {
+            self.tx
+                .execute("DELETE FROM skipped WHERE path = ?1", params![path])
+                .map_err(db_err)?;
+        }
+        self.insert_skipped(skipped)
+    }
+
+    fn insert_skipped(&self, skipped: &[quire_vault::Skipped]) -> Result<(), IndexError> {
         for s in skipped {
             let reason = serde_json::to_string(&s.reason).unwrap_or_default();
             self.tx

@@ -233,6 +233,12 @@ pub struct SyncOptions {
     pub embedder: Option<std::sync::Arc<dyn quire_embed::Embedder>>,
     /// When to keep an approximate vector index; `None`: [`crate::ann::AnnSettings::from_env`].
     pub ann: Option<crate::ann::AnnSettings>,
+    /// Only these vault-relative paths may have changed (a watcher's events): they alone are
+    /// looked at, and the rest of the index is kept as it is, so a one-note edit costs the same
+    /// in a vault of any size. `None`, a rebuild, or a path only a whole scan can judge (see
+    /// [`quire_vault::scan_paths`]): the whole vault is scanned. The stats then count and list
+    /// only these paths.
+    pub only: Option<Vec<String>>,
 }
 
 /// The meta key holding the index's embedding space (JSON).
@@ -282,14 +288,25 @@ pub fn sync(
     let rebuild_all = options.rebuild || chunker_changed;
 
     phases.open_ms = lap(&mut mark);
-    let report = scan_vault(&settings.root, &settings.scan)?;
+    let targeted = match &options.only {
+        Some(paths) if !rebuild_all => {
+            quire_vault::scan_paths(&settings.root, &settings.scan, paths)?.map(|r| (paths, r))
+        }
+        _ => None,
+    };
+    let (report, only) = match targeted {
+        Some((paths, report)) => (report, Some(paths)),
+        None => (scan_vault(&settings.root, &settings.scan)?, None),
+    };
     phases.scan_ms = lap(&mut mark);
     failpoint("stall_after_scan");
-    let known: HashMap<String, crate::store::NoteRow> = store
-        .notes()?
-        .into_iter()
-        .map(|n| (n.path.clone(), n))
-        .collect();
+    let known: HashMap<String, crate::store::NoteRow> = match only {
+        Some(paths) => store.notes_at(paths)?,
+        None => store.notes()?,
+    }
+    .into_iter()
+    .map(|n| (n.path.clone(), n))
+    .collect();
 
     let mut skipped: Vec<Skipped> = report.skipped.clone();
     let mut changed: Vec<(Note, Vec<Chunk>, u128, u64)> = Vec::new();
@@ -409,7 +426,10 @@ pub fn sync(
         }
         skipped.sort_by(|a, b| a.path.cmp(&b.path));
         changed.retain(|(note, ..)| !failed.contains(&note.path));
-        tx.set_skipped(&skipped)?;
+        match only {
+            Some(paths) => tx.replace_skipped(paths, &skipped)?,
+            None => tx.set_skipped(&skipped)?,
+        }
         tx.set_meta(CHUNKER_KEY, &chunker)?;
         tx.set_meta("vault_root", &settings.root.to_string_lossy())?;
         tx.commit(new_generation)?;

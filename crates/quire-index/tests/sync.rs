@@ -268,3 +268,96 @@ fn a_note_the_store_refuses_is_rolled_back_alone() {
         good_chunks.len()
     );
 }
+
+/// The skipped files as the store lists them.
+fn skipped(index: &IndexLocation) -> Vec<(String, String)> {
+    Store::open(&index.store_path()).unwrap().skipped().unwrap()
+}
+
+#[test]
+fn a_sync_of_the_changed_paths_alone_equals_a_whole_vault_sync() {
+    let f = fixture();
+    fs::create_dir_all(f.vault.join(".quire")).unwrap();
+    fs::write(
+        f.vault.join(".quire/config.toml"),
+        "[vault]\nexclude = [\"Archive/**\"]\nmax_file_mb = 0.004\n",
+    )
+    .unwrap();
+    fs::create_dir_all(f.vault.join("Archive")).unwrap();
+    run(&f);
+    // Edits of every kind the events name: a change, a new note, a deletion, a rename, a new
+    // note in a new folder, an excluded note, one over the size limit, a hidden file, a path
+    // that names nothing, and a file that is not a note.
+    let sleep = f.vault.join("Areas/Sleep.md");
+    let text = fs::read_to_string(&sleep).unwrap();
+    fs::write(
+        &sleep,
+        text.replacen("\n\n", "\n\nNaps zanzibarite.\n\n", 1),
+    )
+    .unwrap();
+    fs::write(f.vault.join("Fresh.md"), "# Fresh\n\nquokkaword here.\n").unwrap();
+    fs::remove_file(f.vault.join("Resources/Sourdough Starter.md")).unwrap();
+    fs::rename(f.vault.join("Home.md"), f.vault.join("Home renamed.md")).unwrap();
+    fs::create_dir_all(f.vault.join("New/Deep")).unwrap();
+    fs::write(f.vault.join("New/Deep/Inner.md"), "# Inner\n\nDeep text.\n").unwrap();
+    fs::write(f.vault.join("Archive/Old.md"), "# Old\n\nexcluded\n").unwrap();
+    fs::write(f.vault.join("Big.md"), "word ".repeat(2_000)).unwrap();
+    fs::write(f.vault.join(".hidden.md"), "# Hidden\n").unwrap();
+    fs::write(f.vault.join("image.png"), b"\x89PNG").unwrap();
+    let paths: Vec<String> = [
+        "Areas/Sleep.md",
+        "Fresh.md",
+        "Resources/Sourdough Starter.md",
+        "Home.md",
+        "Home renamed.md",
+        "New/Deep/Inner.md",
+        "Archive/Old.md",
+        "Big.md",
+        ".hidden.md",
+        "Nowhere/Missing.md",
+        "image.png",
+    ]
+    .iter()
+    .map(|p| p.to_string())
+    .collect();
+    let options = SyncOptions {
+        only: Some(paths.clone()),
+        ..SyncOptions::default()
+    };
+    let stats = sync(&f.vault, &f.index, &options, &()).unwrap();
+    assert_eq!(
+        (stats.notes_indexed, stats.notes_deleted),
+        (4, 2),
+        "{stats:?}"
+    );
+    // The skipped list: the two new entries, and every earlier one kept.
+    let listed = skipped(&f.index);
+    assert!(
+        listed
+            .iter()
+            .any(|(p, m)| p == "Archive/Old.md" && m.contains("Archive/**")),
+        "{listed:?}"
+    );
+    assert!(listed.iter().any(|(p, _)| p == "Big.md"), "{listed:?}");
+
+    // The same vault synced whole, from scratch: the same index.
+    let fresh = IndexLocation::new(f._dir.path().join("fresh"));
+    sync(&f.vault, &fresh, &SyncOptions::default(), &()).unwrap();
+    assert_eq!(dump(&f.index), dump(&fresh));
+    assert_eq!(listed, skipped(&fresh));
+
+    // A link on the way is the whole scan's business: the sync falls back to it.
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(f.vault.join("New"), f.vault.join("Linked")).unwrap();
+        let options = SyncOptions {
+            only: Some(vec!["Linked/Deep/Inner.md".into()]),
+            ..SyncOptions::default()
+        };
+        let stats = sync(&f.vault, &f.index, &options, &()).unwrap();
+        assert!(stats.notes_unchanged > 40, "a whole scan: {stats:?}");
+        let linked = IndexLocation::new(f._dir.path().join("linked"));
+        sync(&f.vault, &linked, &SyncOptions::default(), &()).unwrap();
+        assert_eq!(dump(&f.index), dump(&linked));
+    }
+}

@@ -50,5 +50,5 @@ pub use error::VaultError;
 pub use model::*;
 pub use outline::{Outline, OutlineNode};
 pub use parse::{ParseOptions, parse_note};
-pub use scan::{DocumentKind, ScanOptions, ScanReport, SkipReason, Skipped};
+pub use scan::{DocumentKind, ScanOptions, ScanReport, SkipReason, Skipped, scan_paths};
 pub use vault::{OpenOptions, Vault, VaultSettings};

@@ -504,6 +504,116 @@ pub fn scan_vault(root: &Path, options: &ScanOptions) -> Result<ScanReport, Vaul
     Ok(report)
 }
 
+/// What [`scan_vault`] would say about these vault-relative paths alone, without walking the
+/// vault: for a watcher that knows which files changed. A path that is gone, hidden, under a
+/// skipped folder or not a note kind is simply absent from the report (as from a whole scan);
+/// excluded, not included and too large files are `skipped` with the scan's reasons.
+///
+/// `Ok(None)` when only the walk can tell (a symbolic link on the way, something other than a
+/// regular file, an error reading metadata, a name that is not a plain relative path): the
+/// caller scans the whole vault instead. Attachments are not listed.
+pub fn scan_paths(
+    root: &Path,
+    options: &ScanOptions,
+    paths: &[String],
+) -> Result<Option<ScanReport>, VaultError> {
+    let root = root.canonicalize().map_err(|e| VaultError::Root {
+        path: root.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    let include = build_globs(&options.include)?;
+    let exclude = build_globs(&options.exclude)?;
+    let skip_dirs: Vec<PathBuf> = options
+        .skip_dirs
+        .iter()
+        .filter_map(|d| d.canonicalize().ok())
+        .collect();
+    let mut report = ScanReport {
+        root: root.clone(),
+        ..Default::default()
+    };
+    'paths: for rel in paths {
+        let parts: Vec<&str> = rel.split('/').collect();
+        if parts
+            .iter()
+            .any(|p| p.is_empty() || *p == "." || *p == ".." || p.contains('\\'))
+        {
+            return Ok(None);
+        }
+        if parts
+            .iter()
+            .any(|p| p.starts_with('.') || *p == "node_modules")
+        {
+            continue;
+        }
+        let Some(kind) = DocumentKind::of(rel) else {
+            continue;
+        };
+        // Every folder on the way and the file itself, without following links: a link is the
+        // walk's business (where it points decides whether it is in the vault).
+        let mut abs = root.clone();
+        for (i, part) in parts.iter().enumerate() {
+            abs.push(part);
+            let meta = match fs::symlink_metadata(&abs) {
+                Ok(meta) => meta,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue 'paths,
+                Err(_) => return Ok(None),
+            };
+            let last = i + 1 == parts.len();
+            if meta.file_type().is_symlink() || (!last && !meta.is_dir()) {
+                return Ok(None);
+            }
+            if last {
+                if !meta.is_file() {
+                    return Ok(None);
+                }
+                if skip_dirs.iter().any(|d| abs.starts_with(d)) {
+                    continue 'paths;
+                }
+                report.newest_mtime_ns = report.newest_mtime_ns.max(mtime_ns(&meta));
+                if let Some((pattern, _)) = exclude.iter().find(|(_, set)| set.is_match(rel)) {
+                    report.skipped.push(Skipped::new(
+                        rel.clone(),
+                        SkipReason::Excluded {
+                            pattern: pattern.clone(),
+                        },
+                    ));
+                    continue 'paths;
+                }
+                if !include.is_empty() && !include.iter().any(|(_, set)| set.is_match(rel)) {
+                    report
+                        .skipped
+                        .push(Skipped::new(rel.clone(), SkipReason::NotIncluded));
+                    continue 'paths;
+                }
+                let limit = options.limit_for(kind);
+                if meta.len() > limit {
+                    report.skipped.push(Skipped::new(
+                        rel.clone(),
+                        SkipReason::TooLarge {
+                            bytes: meta.len(),
+                            limit,
+                        },
+                    ));
+                    continue 'paths;
+                }
+                report.notes.push(NoteFile {
+                    path: rel.clone(),
+                    kind,
+                    abs_path: abs.clone(),
+                    size: meta.len(),
+                    mtime_ns: mtime_ns(&meta),
+                });
+            }
+        }
+    }
+    report.notes.sort_by(|a, b| a.path.cmp(&b.path));
+    report.notes.dedup_by(|a, b| a.path == b.path);
+    report.skipped.sort_by(|a, b| a.path.cmp(&b.path));
+    report.skipped.dedup();
+    Ok(Some(report))
+}
+
 fn describe_walk_error(root: &Path, err: &ignore::Error) -> (String, SkipReason) {
     match err {
         ignore::Error::WithPath { path, err } => {

@@ -17,6 +17,9 @@ use crate::WatchEvent;
 use crate::coalesce::{Coalescer, RawEvent};
 use crate::translate::raw_events;
 
+/// Past this many changed notes in one window the whole vault is scanned (as cheap, by then).
+const TARGETED_MAX: usize = 2_000;
+
 /// What the watcher thread receives: file events from `notify`'s thread, or the handle's stop.
 pub(crate) enum Message {
     Fs(notify::Result<notify::Event>),
@@ -238,9 +241,9 @@ impl<F: Fn(WatchEvent)> Worker<F> {
         relevant
     }
 
-    /// Syncs the index if the window changed anything. The whole-vault incremental sync is the
-    /// source of correctness: the change set only decides whether to run it and is what gets
-    /// reported. Each file is read now, at flush time, not when its event arrived.
+    /// Syncs the index if the window changed anything: the notes the events named, or the whole
+    /// vault after a folder event, lost events or at the reconciliation (a rescan). Each file is
+    /// read now, at flush time, not when its event arrived.
     fn flush(&mut self) {
         let mut changes = self.pending.changes();
         changes.rescan |= self.reconciling;
@@ -263,6 +266,19 @@ impl<F: Fn(WatchEvent)> Worker<F> {
         let mut options = self.sync.clone();
         // A requested rebuild is done once, by the reconciliation; later flushes are incremental.
         options.rebuild &= self.reconciling;
+        // Without a rescan the events name every note that changed: only those are looked at
+        // (a one-note edit costs the same in a vault of any size). The sync itself falls back
+        // to the whole scan for a path it cannot judge alone (a link on the way).
+        if !changes.rescan && changes.upserts.len() + changes.deletes.len() <= TARGETED_MAX {
+            options.only = Some(
+                changes
+                    .upserts
+                    .iter()
+                    .chain(&changes.deletes)
+                    .cloned()
+                    .collect(),
+            );
+        }
         let result = self.sync_watched(&options);
         let result: Result<SyncStats, SyncFailure> = match result {
             Ok(result) => result.map_err(SyncFailure::Index),

@@ -130,6 +130,7 @@ pub(crate) fn vault(
         rebuild: false,
         embedder: embedder.clone(),
         ann: None,
+        only: None,
     };
     let progress = progress::SyncBar::new(cli.json);
     sync(&vault.root, &location, &options, &progress)?;

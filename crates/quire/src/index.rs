@@ -18,6 +18,7 @@ pub(crate) fn index(cli: &Cli, rebuild: bool, out: &mut String) -> Result<ExitCo
         rebuild,
         embedder: load_embedder(cli)?,
         ann: None,
+        only: None,
     };
     let progress = progress::SyncBar::new(cli.json);
     let stats = sync(&vault_root(cli)?, &location, &options, &progress)?;
