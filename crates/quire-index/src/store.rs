@@ -181,18 +181,7 @@ impl Store {
             .conn
             .prepare("SELECT path, title, mtime_ns, size, sha256 FROM notes ORDER BY path")
             .map_err(db_err)?;
-        let rows = stmt
-            .query_map([], |r| {
-                let mtime: String = r.get(2)?;
-                Ok(NoteRow {
-                    path: r.get(0)?,
-                    title: r.get(1)?,
-                    mtime_ns: mtime.parse().unwrap_or(0),
-                    size: r.get::<_, i64>(3)? as u64,
-                    sha256: r.get(4)?,
-                })
-            })
-            .map_err(db_err)?;
+        let rows = stmt.query_map([], note_row).map_err(db_err)?;
         rows.collect::<Result<_, _>>().map_err(db_err)
     }
 
@@ -205,16 +194,7 @@ impl Store {
         let mut out = Vec::new();
         for path in paths {
             let row = stmt
-                .query_row([path], |r| {
-                    let mtime: String = r.get(2)?;
-                    Ok(NoteRow {
-                        path: r.get(0)?,
-                        title: r.get(1)?,
-                        mtime_ns: mtime.parse().unwrap_or(0),
-                        size: r.get::<_, i64>(3)? as u64,
-                        sha256: r.get(4)?,
-                    })
-                })
+                .query_row([path], note_row)
                 .optional()
                 .map_err(db_err)?;
             out.extend(row);
@@ -762,4 +742,16 @@ impl StoreTransaction<'_> {
         self.set_meta("generation", &generation.to_string())?;
         self.tx.commit().map_err(db_err)
     }
+}
+
+/// A `notes` row (path, title, mtime_ns, size, sha256) as a [`NoteRow`].
+fn note_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<NoteRow> {
+    let mtime: String = r.get(2)?;
+    Ok(NoteRow {
+        path: r.get(0)?,
+        title: r.get(1)?,
+        mtime_ns: mtime.parse().unwrap_or(0),
+        size: r.get::<_, i64>(3)? as u64,
+        sha256: r.get(4)?,
+    })
 }

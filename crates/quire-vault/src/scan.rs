@@ -323,25 +323,47 @@ fn relative(root: &Path, path: &Path) -> Option<String> {
     Some(parts?.join("/"))
 }
 
+/// The scan's rules, ready to apply: the canonical root, the globs, the folders to skip.
+struct Rules {
+    root: PathBuf,
+    include: Vec<(String, GlobSet)>,
+    exclude: Vec<(String, GlobSet)>,
+    skip_dirs: Vec<PathBuf>,
+}
+
+impl Rules {
+    fn new(root: &Path, options: &ScanOptions) -> Result<Rules, VaultError> {
+        let root = root.canonicalize().map_err(|e| VaultError::Root {
+            path: root.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        if !root.is_dir() {
+            return Err(VaultError::Root {
+                path: root.clone(),
+                message: "not a directory".into(),
+            });
+        }
+        Ok(Rules {
+            root,
+            include: build_globs(&options.include)?,
+            exclude: build_globs(&options.exclude)?,
+            skip_dirs: options
+                .skip_dirs
+                .iter()
+                .filter_map(|d| d.canonicalize().ok())
+                .collect(),
+        })
+    }
+}
+
 /// Walks the vault at `root` (which must exist and be a directory).
 pub fn scan_vault(root: &Path, options: &ScanOptions) -> Result<ScanReport, VaultError> {
-    let root = root.canonicalize().map_err(|e| VaultError::Root {
-        path: root.to_path_buf(),
-        message: e.to_string(),
-    })?;
-    if !root.is_dir() {
-        return Err(VaultError::Root {
-            path: root.clone(),
-            message: "not a directory".into(),
-        });
-    }
-    let include = build_globs(&options.include)?;
-    let exclude = build_globs(&options.exclude)?;
-    let skip_dirs: Vec<PathBuf> = options
-        .skip_dirs
-        .iter()
-        .filter_map(|d| d.canonicalize().ok())
-        .collect();
+    let Rules {
+        root,
+        include,
+        exclude,
+        skip_dirs,
+    } = Rules::new(root, options)?;
 
     let skipped = Arc::new(Mutex::new(Vec::new()));
     let filter_skipped = Arc::clone(&skipped);
@@ -517,17 +539,12 @@ pub fn scan_paths(
     options: &ScanOptions,
     paths: &[String],
 ) -> Result<Option<ScanReport>, VaultError> {
-    let root = root.canonicalize().map_err(|e| VaultError::Root {
-        path: root.to_path_buf(),
-        message: e.to_string(),
-    })?;
-    let include = build_globs(&options.include)?;
-    let exclude = build_globs(&options.exclude)?;
-    let skip_dirs: Vec<PathBuf> = options
-        .skip_dirs
-        .iter()
-        .filter_map(|d| d.canonicalize().ok())
-        .collect();
+    let Rules {
+        root,
+        include,
+        exclude,
+        skip_dirs,
+    } = Rules::new(root, options)?;
     let mut report = ScanReport {
         root: root.clone(),
         ..Default::default()
