@@ -181,15 +181,22 @@ pub fn start_live(
                             "{name}: index at generation {} ({} notes indexed, {} deleted)",
                             stats.generation, stats.notes_indexed, stats.notes_deleted
                         );
-                        // The vault is re-parsed before the new index is shown and before
-                        // `on_event`: a client that refreshes on the event sees the new links
-                        // (similar notes, backlinks) with the new search results.
-                        if notes_changed {
-                            on_sync.reload_vault();
-                        }
-                        // Reopen, then release searches waiting for the first sync.
+                        // The new index is searched at once; the vault is re-parsed after it
+                        // and before `on_event`, so a client that refreshes on the event sees
+                        // the new links (similar notes, backlinks) with the new results, and a
+                        // search never waits for the re-parse (seconds in a large vault).
                         on_sync.reload_index();
+                        // Release searches waiting for the first sync.
                         on_sync.first_sync_done(None);
+                        if notes_changed {
+                            let named: Vec<String> = changes
+                                .upserts
+                                .iter()
+                                .chain(&changes.deletes)
+                                .cloned()
+                                .collect();
+                            on_sync.reload_vault((!changes.rescan).then_some(named.as_slice()));
+                        }
                     }
                     WatchEvent::Started { .. } => {}
                     WatchEvent::Failed { message, .. } => {

@@ -255,10 +255,15 @@ impl Live {
 
     /// Parses the vault again (at startup, and after a sync that changed notes) and swaps the
     /// new snapshot in. Takes seconds on a large vault: call it off the request path.
-    pub fn reload_vault(&self) {
+    pub fn reload_vault(&self, changed: Option<&[String]>) {
         let _one_at_a_time = self.reparse.lock().unwrap_or_else(|e| e.into_inner());
         let started = Instant::now();
-        let opened = Vault::open(&self.root, &self.open);
+        // After a sync of named notes only those are read again (the rest of a large vault
+        // would cost seconds); otherwise, or before the first read, the whole vault.
+        let opened = match (changed, self.vault_if_ready()) {
+            (Some(paths), Some(current)) => current.vault.refreshed(&self.open, paths),
+            _ => Vault::open(&self.root, &self.open),
+        };
         self.vault.update(|state| match opened {
             Ok(vault) => {
                 eprintln!(
@@ -330,7 +335,7 @@ pub fn open_searcher(
 pub(crate) fn spawn_first_parse(live: Arc<Live>) -> Result<(), StartError> {
     std::thread::Builder::new()
         .name("quire-vault-reader".into())
-        .spawn(move || live.reload_vault())
+        .spawn(move || live.reload_vault(None))
         .map_err(StartError::Thread)?;
     Ok(())
 }

@@ -171,6 +171,70 @@ impl Vault {
         })
     }
 
+    /// This vault with the files at `paths` (vault-relative) read again, whether they changed,
+    /// appeared or vanished, and every other note kept as parsed: what a watcher needs after a
+    /// sync of those paths, at the cost of those notes and the links rather than of the whole
+    /// vault. When a path needs the whole scan (see [`crate::scan_paths`]) the vault is opened
+    /// again from scratch.
+    pub fn refreshed(&self, options: &OpenOptions, paths: &[String]) -> Result<Vault, VaultError> {
+        let settings = VaultSettings::load(&self.root, options)?;
+        let Some(report) = crate::scan::scan_paths(&settings.root, &settings.scan, paths)? else {
+            return Vault::open(&self.root, options);
+        };
+        let named: std::collections::HashSet<&str> = paths.iter().map(String::as_str).collect();
+        let mut notes: Vec<(Note, u128)> = self
+            .notes
+            .iter()
+            .zip(&self.mtimes_ns)
+            .filter(|(note, _)| !named.contains(note.path.as_str()))
+            .map(|(note, mtime)| (note.clone(), *mtime))
+            .collect();
+        let mut skipped: Vec<Skipped> = self
+            .skipped
+            .iter()
+            .filter(|s| !named.contains(s.path.as_str()))
+            .cloned()
+            .chain(report.skipped)
+            .collect();
+        for file in report.notes.iter().filter(|f| f.kind != DocumentKind::Pdf) {
+            match read_document(&file.path, &file.abs_path, &settings) {
+                Ok(loaded) => notes.push((loaded.note, file.mtime_ns)),
+                Err(reason) => skipped.push(Skipped::new(file.path.clone(), reason)),
+            }
+        }
+        notes.sort_by(|a, b| a.0.path.cmp(&b.0.path));
+        skipped.sort_by(|a, b| a.path.cmp(&b.path));
+        let mut attachments: Vec<String> = self
+            .attachments
+            .iter()
+            .filter(|a| !named.contains(a.as_str()))
+            .cloned()
+            .chain(
+                report
+                    .notes
+                    .iter()
+                    .filter(|f| f.kind != DocumentKind::Markdown)
+                    .map(|f| f.path.clone()),
+            )
+            .collect();
+        attachments.sort();
+        let (notes, mtimes_ns): (Vec<Note>, Vec<u128>) = notes.into_iter().unzip();
+        let resolver = LinkResolver::new(&notes, &attachments);
+        let graph = LinkGraph::build(&notes, &resolver);
+        Ok(Vault {
+            root: settings.root,
+            config: settings.config,
+            notes,
+            mtimes_ns,
+            attachments,
+            skipped,
+            resolver,
+            graph,
+            chunk_options: settings.chunk,
+            newest_mtime_ns: self.newest_mtime_ns.max(report.newest_mtime_ns),
+        })
+    }
+
     /// The index of the note at exactly this vault-relative path.
     pub fn index_of(&self, path: &str) -> Option<usize> {
         self.notes

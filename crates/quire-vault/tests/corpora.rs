@@ -209,3 +209,62 @@ fn property_wikilinks_resolve_in_kepano() {
         .count();
     assert!(dailies >= 1);
 }
+
+#[test]
+fn a_vault_refreshed_at_the_changed_paths_equals_the_vault_opened_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("vault");
+    quire_testkit::copy_tree(&corpora().join("vaults/kepano-obsidian/vault"), &root);
+    let before = Vault::open(&root, &OpenOptions::default()).unwrap();
+    let first = before.notes[0].path.clone();
+    let second = before.notes[1].path.clone();
+    let gone = before.notes[2].path.clone();
+    // An edit that adds links (to a note and to one that does not exist yet), a new note that
+    // links back, a deletion, a rename, a new canvas, a path that names nothing.
+    let text = std::fs::read_to_string(root.join(&first)).unwrap();
+    std::fs::write(
+        root.join(&first),
+        format!(
+            "{text}\n\nSee [[Brand new]] and [[{}]].\n",
+            second.trim_end_matches(".md")
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("Brand new.md"),
+        format!(
+            "# Brand new\n\nBack to [[{}]].\n",
+            first.trim_end_matches(".md")
+        ),
+    )
+    .unwrap();
+    std::fs::remove_file(root.join(&gone)).unwrap();
+    let renamed = format!("Moved {}", second.rsplit('/').next().unwrap());
+    std::fs::rename(root.join(&second), root.join(&renamed)).unwrap();
+    std::fs::write(
+        root.join("Board.canvas"),
+        r#"{"nodes":[{"id":"a","type":"text","text":"canvas words","x":0,"y":0,"width":10,"height":10}],"edges":[]}"#,
+    )
+    .unwrap();
+    let paths: Vec<String> = [
+        first.as_str(),
+        "Brand new.md",
+        gone.as_str(),
+        second.as_str(),
+        renamed.as_str(),
+        "Board.canvas",
+        "Nowhere/Missing.md",
+    ]
+    .iter()
+    .map(|p| p.to_string())
+    .collect();
+    let refreshed = before.refreshed(&OpenOptions::default(), &paths).unwrap();
+    let reopened = Vault::open(&root, &OpenOptions::default()).unwrap();
+    assert_eq!(refreshed.notes.len(), before.notes.len() + 1);
+    assert_eq!(digest(&refreshed), digest(&reopened));
+    assert_eq!(refreshed.mtimes_ns, reopened.mtimes_ns);
+    assert_eq!(refreshed.graph.backlinks, reopened.graph.backlinks);
+    assert_eq!(refreshed.graph.moc_parents, reopened.graph.moc_parents);
+    let brand = refreshed.index_of("Brand new.md").unwrap();
+    assert!(!refreshed.graph.backlinks[brand].is_empty());
+}
