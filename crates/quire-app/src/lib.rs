@@ -137,6 +137,13 @@ pub fn watch_options(
     options
 }
 
+/// What the refresh thread parses again after a sync.
+enum Reparse {
+    No,
+    Named(Vec<String>),
+    Whole,
+}
+
 /// The live state of a served vault and its watcher. Dropping it stops the watcher.
 pub struct LiveVault {
     /// The state every request reads from; faces hold clones of it.
@@ -166,11 +173,31 @@ pub fn start_live(
         let options = watch_options(&live.open, live.embedder.clone(), config.debounce);
         let on_sync = Arc::clone(&live);
         let name = live.name;
+        // The vault is parsed again on a thread of its own, then `on_event` is called there, in
+        // sync order: a client that refreshes on the event sees the new links (similar notes,
+        // backlinks) with the new results, while the watcher goes on syncing the next edits and
+        // searches see each new index at once (a re-parse takes seconds in a large vault).
+        let (refresh, refreshes) = std::sync::mpsc::channel::<(WatchEvent, Reparse)>();
+        let refresher = Arc::clone(&live);
+        std::thread::Builder::new()
+            .name("quire-vault-refresh".into())
+            .spawn(move || {
+                for (event, reparse) in refreshes {
+                    match reparse {
+                        Reparse::No => {}
+                        Reparse::Named(paths) => refresher.reload_vault(Some(&paths)),
+                        Reparse::Whole => refresher.reload_vault(None),
+                    }
+                    on_event(&event);
+                }
+            })
+            .map_err(StartError::Thread)?;
         let handle = quire_watch::spawn(
             live.root.clone(),
             live.index.clone(),
             options,
             move |event| {
+                let mut reparse = Reparse::No;
                 match &event {
                     WatchEvent::Synced { stats, changes } => {
                         let notes_changed = stats.notes_indexed > 0
@@ -181,21 +208,22 @@ pub fn start_live(
                             "{name}: index at generation {} ({} notes indexed, {} deleted)",
                             stats.generation, stats.notes_indexed, stats.notes_deleted
                         );
-                        // The new index is searched at once; the vault is re-parsed after it
-                        // and before `on_event`, so a client that refreshes on the event sees
-                        // the new links (similar notes, backlinks) with the new results, and a
-                        // search never waits for the re-parse (seconds in a large vault).
                         on_sync.reload_index();
                         // Release searches waiting for the first sync.
                         on_sync.first_sync_done(None);
                         if notes_changed {
-                            let named: Vec<String> = changes
-                                .upserts
-                                .iter()
-                                .chain(&changes.deletes)
-                                .cloned()
-                                .collect();
-                            on_sync.reload_vault((!changes.rescan).then_some(named.as_slice()));
+                            reparse = if changes.rescan {
+                                Reparse::Whole
+                            } else {
+                                Reparse::Named(
+                                    changes
+                                        .upserts
+                                        .iter()
+                                        .chain(&changes.deletes)
+                                        .cloned()
+                                        .collect(),
+                                )
+                            };
                         }
                     }
                     WatchEvent::Started { .. } => {}
@@ -204,7 +232,8 @@ pub fn start_live(
                         on_sync.first_sync_done(Some(message.clone()));
                     }
                 }
-                on_event(&event);
+                // The refresh thread ends only when this sender is dropped.
+                let _ = refresh.send((event, reparse));
             },
         )?;
         Some(handle)
