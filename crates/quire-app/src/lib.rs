@@ -215,14 +215,7 @@ pub fn start_live(
                             reparse = if changes.rescan {
                                 Reparse::Whole
                             } else {
-                                Reparse::Named(
-                                    changes
-                                        .upserts
-                                        .iter()
-                                        .chain(&changes.deletes)
-                                        .cloned()
-                                        .collect(),
-                                )
+                                Reparse::Named(changes.paths())
                             };
                         }
                     }

@@ -47,6 +47,11 @@ pub struct ChangeSet {
 }
 
 impl ChangeSet {
+    /// Every note path it names, added or removed (what a sync of these notes alone reads).
+    pub fn paths(&self) -> Vec<String> {
+        self.upserts.iter().chain(&self.deletes).cloned().collect()
+    }
+
     /// Nothing to sync.
     pub fn is_empty(&self) -> bool {
         self.upserts.is_empty() && self.deletes.is_empty() && !self.rescan

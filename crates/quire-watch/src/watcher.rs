@@ -270,14 +270,7 @@ impl<F: Fn(WatchEvent)> Worker<F> {
         // (a one-note edit costs the same in a vault of any size). The sync itself falls back
         // to the whole scan for a path it cannot judge alone (a link on the way).
         if !changes.rescan && changes.upserts.len() + changes.deletes.len() <= TARGETED_MAX {
-            options.only = Some(
-                changes
-                    .upserts
-                    .iter()
-                    .chain(&changes.deletes)
-                    .cloned()
-                    .collect(),
-            );
+            options.only = Some(changes.paths());
         }
         let result = self.sync_watched(&options);
         let result: Result<SyncStats, SyncFailure> = match result {
