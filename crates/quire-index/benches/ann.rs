@@ -1,8 +1,10 @@
 //! The approximate vector index against the exact scan, on synthetic clustered unit vectors
 //! (384 dimensions, as the default model's): build time, query latency (p50, p99) of the exact
-//! scan and of the graph search with exact rescoring from the store, recall@10, and the
-//! process's peak RSS. Sizes from `QUIRE_ANN_BENCH_SIZES` (default `10000,50000,100000`).
-//! `cargo bench -p quire-index --bench ann`.
+//! scan and of the graph search with exact rescoring from the store, recall@10, the process's
+//! peak RSS (the exact scan's f32 matrix included) and its RSS after the graph's queries (the
+//! matrix freed: the mapped graph and the store, what a search process holds). Sizes from
+//! `QUIRE_ANN_BENCH_SIZES` (default `10000,50000,100000`). `cargo bench -p quire-index --bench
+//! ann`.
 
 #![allow(clippy::unwrap_used)] // benches stop at the first surprise
 
@@ -38,12 +40,13 @@ fn percentile(mut xs: Vec<f64>, p: f64) -> f64 {
     xs[((xs.len() - 1) as f64 * p).round() as usize]
 }
 
-fn peak_rss_mb() -> f64 {
+/// A memory figure of this process from /proc (`VmHWM:` peak, `VmRSS:` now), in MB.
+fn rss_mb(field: &str) -> f64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
             s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
+                .find(|l| l.starts_with(field))
                 .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
         })
         .map_or(0.0, |kb| kb / 1024.0)
@@ -56,7 +59,7 @@ fn main() {
         .filter_map(|s| s.trim().parse().ok())
         .collect();
     println!(
-        "size\tbuild_s\texact_p50_ms\texact_p99_ms\tann_p50_ms\tann_p99_ms\tratio_p50\trecall@10\tfile_mb\tpeak_rss_mb"
+        "size\tbuild_s\texact_p50_ms\texact_p99_ms\tann_p50_ms\tann_p99_ms\tratio_p50\trecall@10\tfile_mb\tpeak_rss_mb\trss_after_ann_mb"
     );
     for n in sizes {
         let dir = tempfile::tempdir().unwrap();
@@ -74,6 +77,27 @@ fn main() {
                 .collect();
             store.put_embeddings(SPACE, &rows).unwrap();
         }
+        // The exact scan first (its matrix is then freed, so the RSS read after the graph's
+        // queries is the vector side of a search process: the mapped graph, the store).
+        let queries: Vec<Vec<f32>> = (0..200)
+            .map(|q| rng.unit(Some(&centres[(q * 7) % centres.len()]), 0.15))
+            .collect();
+        let mut exact_ms = Vec::new();
+        let truths: Vec<Vec<i64>> = queries
+            .iter()
+            .map(|query| {
+                let t = Instant::now();
+                let mut exact: Vec<(usize, f32)> = matrix
+                    .chunks_exact(DIM)
+                    .enumerate()
+                    .map(|(i, row)| (i, quire_embed::dot(query, row)))
+                    .collect();
+                exact.select_nth_unstable_by(9, |a, b| b.1.total_cmp(&a.1));
+                exact_ms.push(t.elapsed().as_secs_f64() * 1e3);
+                exact[..10].iter().map(|(i, _)| *i as i64 + 1).collect()
+            })
+            .collect();
+        drop(matrix);
         let settings = AnnSettings {
             min_rows: 1,
             max_delta: 0,
@@ -90,23 +114,12 @@ fn main() {
         let base = AnnBase::open(dir.path(), &store, SPACE, DIM)
             .unwrap()
             .unwrap();
-        let (mut exact_ms, mut ann_ms, mut found) = (Vec::new(), Vec::new(), 0usize);
-        let queries = 200;
-        for q in 0..queries {
-            let query = rng.unit(Some(&centres[(q * 7) % centres.len()]), 0.15);
-            let t = Instant::now();
-            let mut exact: Vec<(usize, f32)> = matrix
-                .chunks_exact(DIM)
-                .enumerate()
-                .map(|(i, row)| (i, quire_embed::dot(&query, row)))
-                .collect();
-            exact.select_nth_unstable_by(9, |a, b| b.1.total_cmp(&a.1));
-            exact_ms.push(t.elapsed().as_secs_f64() * 1e3);
-            let truth: Vec<i64> = exact[..10].iter().map(|(i, _)| *i as i64 + 1).collect();
+        let (mut ann_ms, mut found) = (Vec::new(), 0usize);
+        for (query, truth) in queries.iter().zip(&truths) {
             // As a search does it: 64 candidates, rescored from the store's f32 vectors.
             let t = Instant::now();
             let rowids: Vec<i64> = base
-                .search(&query, 64, i64::MAX)
+                .search(query, 64, i64::MAX)
                 .unwrap()
                 .into_iter()
                 .map(|(r, _)| r)
@@ -115,7 +128,7 @@ fn main() {
                 .embeddings_by_rowid(SPACE, DIM, &rowids)
                 .unwrap()
                 .into_iter()
-                .map(|(r, _, v)| (r, quire_embed::dot(&query, &v)))
+                .map(|(r, _, v)| (r, quire_embed::dot(query, &v)))
                 .collect();
             rescored.sort_by(|a, b| b.1.total_cmp(&a.1));
             ann_ms.push(t.elapsed().as_secs_f64() * 1e3);
@@ -124,17 +137,19 @@ fn main() {
                 .filter(|(r, _)| truth.contains(r))
                 .count();
         }
+        let queries = queries.len();
         let (e50, a50) = (
             percentile(exact_ms.clone(), 0.5),
             percentile(ann_ms.clone(), 0.5),
         );
         println!(
-            "{n}\t{build:.1}\t{e50:.2}\t{:.2}\t{a50:.2}\t{:.2}\t{:.2}\t{:.3}\t{file_mb:.0}\t{:.0}",
+            "{n}\t{build:.1}\t{e50:.2}\t{:.2}\t{a50:.2}\t{:.2}\t{:.2}\t{:.3}\t{file_mb:.0}\t{:.0}\t{:.0}",
             percentile(exact_ms, 0.99),
             percentile(ann_ms, 0.99),
             a50 / e50,
             found as f64 / (queries * 10) as f64,
-            peak_rss_mb()
+            rss_mb("VmHWM:"),
+            rss_mb("VmRSS:")
         );
     }
 }
