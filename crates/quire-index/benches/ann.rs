@@ -3,8 +3,8 @@
 //! scan and of the graph search with exact rescoring from the store, recall@10, the process's
 //! peak RSS (the exact scan's f32 matrix included) and its RSS after the graph's queries (the
 //! matrix freed: the mapped graph and the store, what a search process holds). Sizes from
-//! `QUIRE_ANN_BENCH_SIZES` (default `10000,50000,100000`). `cargo bench -p quire-index --bench
-//! ann`.
+//! `QUIRE_ANN_BENCH_SIZES` (default `10000,50000,100000`); real vectors for recall from
+//! `QUIRE_ANN_BENCH_VECTORS` (see [`real_vectors`]). `cargo bench -p quire-index --bench ann`.
 
 #![allow(clippy::unwrap_used)] // benches stop at the first surprise
 
@@ -52,12 +52,31 @@ fn rss_mb(field: &str) -> f64 {
         .map_or(0.0, |kb| kb / 1024.0)
 }
 
+/// Real vectors for the recall figure: `QUIRE_ANN_BENCH_VECTORS` names a file of little-endian
+/// f32 rows of 384 (the corpus cache `quire eval` writes, e.g. SciFact's abstracts embedded by
+/// e5); every 200th-part row is then also a query (its own nearest neighbour counts).
+fn real_vectors() -> Option<Vec<f32>> {
+    let path = std::env::var_os("QUIRE_ANN_BENCH_VECTORS")?;
+    let bytes = std::fs::read(&path).unwrap();
+    assert!(bytes.len().is_multiple_of(4 * DIM), "not rows of {DIM} f32");
+    Some(
+        bytes
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect(),
+    )
+}
+
 fn main() {
-    let sizes: Vec<usize> = std::env::var("QUIRE_ANN_BENCH_SIZES")
-        .unwrap_or_else(|_| "10000,50000,100000".into())
-        .split(',')
-        .filter_map(|s| s.trim().parse().ok())
-        .collect();
+    let real = real_vectors();
+    let sizes: Vec<usize> = match &real {
+        Some(rows) => vec![rows.len() / DIM],
+        None => std::env::var("QUIRE_ANN_BENCH_SIZES")
+            .unwrap_or_else(|_| "10000,50000,100000".into())
+            .split(',')
+            .filter_map(|s| s.trim().parse().ok())
+            .collect(),
+    };
     println!(
         "size\tbuild_s\texact_p50_ms\texact_p99_ms\tann_p50_ms\tann_p99_ms\tratio_p50\trecall@10\tfile_mb\tpeak_rss_mb\trss_after_ann_mb"
     );
@@ -70,7 +89,10 @@ fn main() {
         for start in (0..n).step_by(10_000) {
             let rows: Vec<(String, Vec<f32>)> = (start..(start + 10_000).min(n))
                 .map(|i| {
-                    let v = rng.unit(Some(&centres[i % centres.len()]), 0.12);
+                    let v = match &real {
+                        Some(rows) => rows[i * DIM..(i + 1) * DIM].to_vec(),
+                        None => rng.unit(Some(&centres[i % centres.len()]), 0.12),
+                    };
                     matrix.extend_from_slice(&v);
                     (format!("{:012x}{:052x}", i, 0), v)
                 })
@@ -80,7 +102,10 @@ fn main() {
         // The exact scan first (its matrix is then freed, so the RSS read after the graph's
         // queries is the vector side of a search process: the mapped graph, the store).
         let queries: Vec<Vec<f32>> = (0..200)
-            .map(|q| rng.unit(Some(&centres[(q * 7) % centres.len()]), 0.15))
+            .map(|q| match &real {
+                Some(_) => matrix[(q * n / 200) * DIM..(q * n / 200 + 1) * DIM].to_vec(),
+                None => rng.unit(Some(&centres[(q * 7) % centres.len()]), 0.15),
+            })
             .collect();
         let mut exact_ms = Vec::new();
         let truths: Vec<Vec<i64>> = queries
