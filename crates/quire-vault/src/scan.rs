@@ -354,16 +354,44 @@ impl Rules {
                 .collect(),
         })
     }
+
+    /// The scan's verdict on one note file (`rel`, of `kind`, at `abs`): a note to read, or
+    /// skipped because it is excluded, not included or too large.
+    fn judge(
+        &self,
+        options: &ScanOptions,
+        rel: String,
+        kind: DocumentKind,
+        abs: PathBuf,
+        meta: &fs::Metadata,
+    ) -> Result<NoteFile, Skipped> {
+        if let Some((pattern, _)) = self.exclude.iter().find(|(_, set)| set.is_match(&rel)) {
+            let pattern = pattern.clone();
+            return Err(Skipped::new(rel, SkipReason::Excluded { pattern }));
+        }
+        if !self.include.is_empty() && !self.include.iter().any(|(_, set)| set.is_match(&rel)) {
+            return Err(Skipped::new(rel, SkipReason::NotIncluded));
+        }
+        let limit = options.limit_for(kind);
+        if meta.len() > limit {
+            let bytes = meta.len();
+            return Err(Skipped::new(rel, SkipReason::TooLarge { bytes, limit }));
+        }
+        Ok(NoteFile {
+            path: rel,
+            kind,
+            abs_path: abs,
+            size: meta.len(),
+            mtime_ns: mtime_ns(meta),
+        })
+    }
 }
 
 /// Walks the vault at `root` (which must exist and be a directory).
 pub fn scan_vault(root: &Path, options: &ScanOptions) -> Result<ScanReport, VaultError> {
-    let Rules {
-        root,
-        include,
-        exclude,
-        skip_dirs,
-    } = Rules::new(root, options)?;
+    let rules = Rules::new(root, options)?;
+    let root = rules.root.clone();
+    let skip_dirs = rules.skip_dirs.clone();
 
     let skipped = Arc::new(Mutex::new(Vec::new()));
     let filter_skipped = Arc::clone(&skipped);
@@ -482,39 +510,10 @@ pub fn scan_vault(root: &Path, options: &ScanOptions) -> Result<ScanReport, Vaul
         let Some(kind) = kind else {
             continue;
         };
-        if let Some((pattern, _)) = exclude.iter().find(|(_, set)| set.is_match(&rel)) {
-            report.skipped.push(Skipped::new(
-                rel,
-                SkipReason::Excluded {
-                    pattern: pattern.clone(),
-                },
-            ));
-            continue;
+        match rules.judge(options, rel, kind, entry.path().to_path_buf(), &meta) {
+            Ok(note) => report.notes.push(note),
+            Err(skip) => report.skipped.push(skip),
         }
-        if !include.is_empty() && !include.iter().any(|(_, set)| set.is_match(&rel)) {
-            report
-                .skipped
-                .push(Skipped::new(rel, SkipReason::NotIncluded));
-            continue;
-        }
-        let limit = options.limit_for(kind);
-        if meta.len() > limit {
-            report.skipped.push(Skipped::new(
-                rel,
-                SkipReason::TooLarge {
-                    bytes: meta.len(),
-                    limit,
-                },
-            ));
-            continue;
-        }
-        report.notes.push(NoteFile {
-            path: rel,
-            kind,
-            abs_path: entry.path().to_path_buf(),
-            size: meta.len(),
-            mtime_ns: mtime_ns(&meta),
-        });
     }
     if let Ok(mut s) = skipped.lock() {
         report.skipped.append(&mut s);
@@ -539,14 +538,9 @@ pub fn scan_paths(
     options: &ScanOptions,
     paths: &[String],
 ) -> Result<Option<ScanReport>, VaultError> {
-    let Rules {
-        root,
-        include,
-        exclude,
-        skip_dirs,
-    } = Rules::new(root, options)?;
+    let rules = Rules::new(root, options)?;
     let mut report = ScanReport {
-        root: root.clone(),
+        root: rules.root.clone(),
         ..Default::default()
     };
     'paths: for rel in paths {
@@ -566,62 +560,34 @@ pub fn scan_paths(
         let Some(kind) = DocumentKind::of(rel) else {
             continue;
         };
-        // Every folder on the way and the file itself, without following links: a link is the
-        // walk's business (where it points decides whether it is in the vault).
-        let mut abs = root.clone();
-        for (i, part) in parts.iter().enumerate() {
-            abs.push(part);
-            let meta = match fs::symlink_metadata(&abs) {
-                Ok(meta) => meta,
+        // Every folder on the way, then the file itself, without following links (a link is
+        // not a directory nor a file here): where a link points decides whether it is in the
+        // vault, which is the walk's business.
+        let Some((file, folders)) = parts.split_last() else {
+            return Ok(None);
+        };
+        let mut abs = rules.root.clone();
+        for folder in folders {
+            abs.push(folder);
+            match fs::symlink_metadata(&abs) {
+                Ok(m) if m.is_dir() => {}
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue 'paths,
-                Err(_) => return Ok(None),
-            };
-            let last = i + 1 == parts.len();
-            if meta.file_type().is_symlink() || (!last && !meta.is_dir()) {
-                return Ok(None);
+                _ => return Ok(None),
             }
-            if last {
-                if !meta.is_file() {
-                    return Ok(None);
-                }
-                if skip_dirs.iter().any(|d| abs.starts_with(d)) {
-                    continue 'paths;
-                }
-                report.newest_mtime_ns = report.newest_mtime_ns.max(mtime_ns(&meta));
-                if let Some((pattern, _)) = exclude.iter().find(|(_, set)| set.is_match(rel)) {
-                    report.skipped.push(Skipped::new(
-                        rel.clone(),
-                        SkipReason::Excluded {
-                            pattern: pattern.clone(),
-                        },
-                    ));
-                    continue 'paths;
-                }
-                if !include.is_empty() && !include.iter().any(|(_, set)| set.is_match(rel)) {
-                    report
-                        .skipped
-                        .push(Skipped::new(rel.clone(), SkipReason::NotIncluded));
-                    continue 'paths;
-                }
-                let limit = options.limit_for(kind);
-                if meta.len() > limit {
-                    report.skipped.push(Skipped::new(
-                        rel.clone(),
-                        SkipReason::TooLarge {
-                            bytes: meta.len(),
-                            limit,
-                        },
-                    ));
-                    continue 'paths;
-                }
-                report.notes.push(NoteFile {
-                    path: rel.clone(),
-                    kind,
-                    abs_path: abs.clone(),
-                    size: meta.len(),
-                    mtime_ns: mtime_ns(&meta),
-                });
-            }
+        }
+        abs.push(file);
+        let meta = match fs::symlink_metadata(&abs) {
+            Ok(m) if m.is_file() => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            _ => return Ok(None),
+        };
+        if rules.skip_dirs.iter().any(|d| abs.starts_with(d)) {
+            continue;
+        }
+        report.newest_mtime_ns = report.newest_mtime_ns.max(mtime_ns(&meta));
+        match rules.judge(options, rel.clone(), kind, abs, &meta) {
+            Ok(note) => report.notes.push(note),
+            Err(skip) => report.skipped.push(skip),
         }
     }
     report.notes.sort_by(|a, b| a.path.cmp(&b.path));
