@@ -12,28 +12,10 @@ use std::time::Instant;
 
 use quire_index::Store;
 use quire_index::ann::{AnnBase, AnnSettings, refresh};
+use quire_testkit::VectorRng;
 
 const DIM: usize = 384;
 const SPACE: &str = "bench";
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> f32 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        let x = self.0.wrapping_mul(0x2545_F491_4F6C_DD1D);
-        (x >> 40) as f32 / (1u64 << 24) as f32 - 0.5
-    }
-    fn unit(&mut self, around: Option<&[f32]>, spread: f32) -> Vec<f32> {
-        let mut v: Vec<f32> = (0..DIM)
-            .map(|i| around.map_or(0.0, |c| c[i]) + spread * self.next())
-            .collect();
-        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-        v.iter_mut().for_each(|x| *x /= n);
-        v
-    }
-}
 
 fn percentile(mut xs: Vec<f64>, p: f64) -> f64 {
     xs.sort_by(f64::total_cmp);
@@ -83,15 +65,17 @@ fn main() {
     for n in sizes {
         let dir = tempfile::tempdir().unwrap();
         let mut store = Store::open(&dir.path().join("quire.sqlite")).unwrap();
-        let mut rng = Rng(0x5eed ^ n as u64);
-        let centres: Vec<Vec<f32>> = (0..(n / 50).max(50)).map(|_| rng.unit(None, 1.0)).collect();
+        let mut rng = VectorRng(0x5eed ^ n as u64);
+        let centres: Vec<Vec<f32>> = (0..(n / 50).max(50))
+            .map(|_| rng.unit(DIM, None, 1.0))
+            .collect();
         let mut matrix: Vec<f32> = Vec::with_capacity(n * DIM);
         for start in (0..n).step_by(10_000) {
             let rows: Vec<(String, Vec<f32>)> = (start..(start + 10_000).min(n))
                 .map(|i| {
                     let v = match &real {
                         Some(rows) => rows[i * DIM..(i + 1) * DIM].to_vec(),
-                        None => rng.unit(Some(&centres[i % centres.len()]), 0.12),
+                        None => rng.unit(DIM, Some(&centres[i % centres.len()]), 0.12),
                     };
                     matrix.extend_from_slice(&v);
                     (format!("{:012x}{:052x}", i, 0), v)
@@ -104,7 +88,7 @@ fn main() {
         let queries: Vec<Vec<f32>> = (0..200)
             .map(|q| match &real {
                 Some(_) => matrix[(q * n / 200) * DIM..(q * n / 200 + 1) * DIM].to_vec(),
-                None => rng.unit(Some(&centres[(q * 7) % centres.len()]), 0.15),
+                None => rng.unit(DIM, Some(&centres[(q * 7) % centres.len()]), 0.15),
             })
             .collect();
         let mut exact_ms = Vec::new();

@@ -6,36 +6,16 @@
 
 use quire_index::Store;
 use quire_index::ann::{AnnBase, AnnRefresh, AnnSettings, ann_dir, refresh};
+use quire_testkit::VectorRng;
 
 const DIM: usize = 384;
 const SPACE: &str = "test-space";
 
-/// A deterministic generator (xorshift64*), so the recall floor is checked on the same vectors
-/// every run.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> f32 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        let x = self.0.wrapping_mul(0x2545_F491_4F6C_DD1D);
-        (x >> 40) as f32 / (1u64 << 24) as f32 - 0.5
-    }
-    fn unit(&mut self, around: Option<&[f32]>, spread: f32) -> Vec<f32> {
-        let mut v: Vec<f32> = (0..DIM)
-            .map(|i| around.map_or(0.0, |c| c[i]) + spread * self.next())
-            .collect();
-        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-        v.iter_mut().for_each(|x| *x /= n);
-        v
-    }
-}
-
 /// Clustered unit vectors (texts on a few hundred topics), as embeddings of real text are.
-fn clustered(rng: &mut Rng, n: usize) -> Vec<Vec<f32>> {
-    let centres: Vec<Vec<f32>> = (0..200).map(|_| rng.unit(None, 1.0)).collect();
+fn clustered(rng: &mut VectorRng, n: usize) -> Vec<Vec<f32>> {
+    let centres: Vec<Vec<f32>> = (0..200).map(|_| rng.unit(DIM, None, 1.0)).collect();
     (0..n)
-        .map(|i| rng.unit(Some(&centres[i % centres.len()]), 0.12))
+        .map(|i| rng.unit(DIM, Some(&centres[i % centres.len()]), 0.12))
         .collect()
 }
 
@@ -56,7 +36,7 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
 fn recall_at_10_against_the_exact_scan_is_at_least_095() {
     let dir = tempfile::tempdir().unwrap();
     let mut store = Store::open(&dir.path().join("quire.sqlite")).unwrap();
-    let mut rng = Rng(0x5eed);
+    let mut rng = VectorRng(0x5eed);
     let vectors = clustered(&mut rng, 20_000);
     put(&mut store, 0, &vectors);
     let settings = AnnSettings {
@@ -80,7 +60,7 @@ fn recall_at_10_against_the_exact_scan_is_at_least_095() {
         .unwrap();
     let (queries, mut found) = (200, 0);
     for q in 0..queries {
-        let query = rng.unit(Some(&vectors[(q * 97) % vectors.len()]), 0.1);
+        let query = rng.unit(DIM, Some(&vectors[(q * 97) % vectors.len()]), 0.1);
         let mut exact: Vec<(usize, f32)> = vectors
             .iter()
             .enumerate()
@@ -106,7 +86,7 @@ fn recall_at_10_against_the_exact_scan_is_at_least_095() {
 fn a_build_is_kept_then_extended_and_removed_under_the_threshold() {
     let dir = tempfile::tempdir().unwrap();
     let mut store = Store::open(&dir.path().join("quire.sqlite")).unwrap();
-    let mut rng = Rng(7);
+    let mut rng = VectorRng(7);
     let settings = AnnSettings {
         min_rows: 500,
         max_delta: 50,
@@ -179,7 +159,7 @@ fn a_build_is_kept_then_extended_and_removed_under_the_threshold() {
 #[test]
 fn a_build_that_does_not_belong_to_the_store_is_never_opened() {
     let dir = tempfile::tempdir().unwrap();
-    let mut rng = Rng(11);
+    let mut rng = VectorRng(11);
     let settings = AnnSettings {
         min_rows: 10,
         max_delta: 0,

@@ -483,3 +483,28 @@ impl Server {
         self.log.lock().expect("log").clone()
     }
 }
+
+/// A deterministic generator of unit vectors (xorshift64*), so vector tests and benches see the
+/// same vectors on every run.
+pub struct VectorRng(pub u64);
+
+impl VectorRng {
+    /// A number in [-0.5, 0.5).
+    pub fn sample(&mut self) -> f32 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        let x = self.0.wrapping_mul(0x2545_F491_4F6C_DD1D);
+        (x >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+    }
+
+    /// A unit vector of `dim`: random, or `around` a centre moved by up to `spread` per axis.
+    pub fn unit(&mut self, dim: usize, around: Option<&[f32]>, spread: f32) -> Vec<f32> {
+        let mut v: Vec<f32> = (0..dim)
+            .map(|i| around.map_or(0.0, |c| c[i]) + spread * self.sample())
+            .collect();
+        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.iter_mut().for_each(|x| *x /= n);
+        v
+    }
+}
