@@ -153,7 +153,8 @@ pub struct LiveVault {
 
 /// Opens what can be opened at once and starts the background work: the first parse of the vault
 /// and, when watching, the watcher (whose first sync reconciles the index with the vault).
-/// `on_event` hears every sync attempt after the new searchers are in place; `quire serve`
+/// `on_event` hears every sync attempt after the new searchers are in place and the vault's
+/// changed notes are parsed again, in sync order, on a refresh thread of its own; `quire serve`
 /// passes it on to its clients.
 pub fn start_live(
     config: AppConfig,

@@ -952,6 +952,17 @@ fn with_model(vault: &Path, index: &Path) -> Command {
     c
 }
 
+/// `quire --json index` with an approximate index past 10 vectors: the sync's stats.
+fn index_with_ann(vault: &Path, index: &Path) -> Value {
+    json(
+        &with_model(vault, index)
+            .env("QUIRE_ANN_MIN_ROWS", "10")
+            .args(["--json", "index"])
+            .output()
+            .unwrap(),
+    )
+}
+
 /// The files of `<index>/ann/`, sorted.
 fn ann_files(index: &Path) -> Vec<String> {
     let mut names: Vec<String> = fs::read_dir(index.join("ann"))
@@ -1035,13 +1046,7 @@ fn a_sync_killed_while_writing_the_approximate_index_leaves_a_searchable_index()
     }
 
     // The next sync publishes a build and removes the leftover; searches through it agree.
-    let stats = json(
-        &with_model(&vault, &index)
-            .env("QUIRE_ANN_MIN_ROWS", "10")
-            .args(["--json", "index"])
-            .output()
-            .unwrap(),
-    );
+    let stats = index_with_ann(&vault, &index);
     assert_eq!(stats["ann"]["action"], "built", "{stats}");
     let files = ann_files(&index);
     assert_eq!(files.len(), 1, "{files:?}");
@@ -1070,13 +1075,7 @@ fn a_sync_killed_while_writing_the_approximate_index_leaves_a_searchable_index()
         "{found} of {total} exact results found"
     );
     // A second sync with nothing new keeps the build.
-    let stats = json(
-        &with_model(&vault, &index)
-            .env("QUIRE_ANN_MIN_ROWS", "10")
-            .args(["--json", "index"])
-            .output()
-            .unwrap(),
-    );
+    let stats = index_with_ann(&vault, &index);
     assert_eq!(stats["ann"]["action"], "kept", "{stats}");
     assert_eq!(ann_files(&index), files);
 }
