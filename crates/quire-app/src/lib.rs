@@ -47,6 +47,7 @@ pub mod args;
 pub mod article;
 pub mod ask;
 pub mod audit;
+pub mod backend;
 pub mod bounds;
 pub mod deep_audit;
 pub mod draft;

@@ -100,6 +100,21 @@ fn chunk_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ChunkRow> {
     })
 }
 
+/// A link of the store (see [`Store::links`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkRow {
+    /// The note the link is in.
+    pub note_path: String,
+    /// The target as written (not resolved).
+    pub target: String,
+    /// The heading or block after `#`, if any.
+    pub subpath: Option<String>,
+    /// `wikilink`, `embed`, `markdown`, …
+    pub kind: String,
+    /// The line it is on, 1-based.
+    pub line: usize,
+}
+
 /// Chunk keys (note path, chunk id) and their vectors as one row-major matrix.
 pub type ChunkVectors = (Vec<(String, String)>, Vec<f32>);
 
@@ -243,6 +258,28 @@ impl Store {
         let mut stmt = self.conn.prepare(sql).map_err(db_err)?;
         let rows = stmt
             .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(db_err)?;
+        rows.collect::<Result<_, _>>().map_err(db_err)
+    }
+
+    /// Every link as indexed: (note path, target as written, subpath, kind, line).
+    pub fn links(&self) -> Result<Vec<LinkRow>, IndexError> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT note_path, target, subpath, kind, line FROM links ORDER BY note_path, line",
+            )
+            .map_err(db_err)?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(LinkRow {
+                    note_path: r.get(0)?,
+                    target: r.get(1)?,
+                    subpath: r.get(2)?,
+                    kind: r.get(3)?,
+                    line: r.get::<_, i64>(4)? as usize,
+                })
+            })
             .map_err(db_err)?;
         rows.collect::<Result<_, _>>().map_err(db_err)
     }

@@ -625,8 +625,9 @@ impl ChunkKey {
     }
 }
 
-/// Every chunk of the store as a full-text document (for a rebuild without re-reading the vault).
-fn docs_from_store(store: &Store) -> Result<Vec<FullTextDoc>, IndexError> {
+/// Every chunk of the store as a full-text document (for a rebuild without re-reading the vault,
+/// or a database backend's copy of the index).
+pub fn docs_from_store(store: &Store) -> Result<Vec<FullTextDoc>, IndexError> {
     let titles: HashMap<String, String> = store
         .notes()?
         .into_iter()

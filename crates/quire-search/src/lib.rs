@@ -18,6 +18,7 @@ pub mod duplicates;
 pub mod eval;
 pub mod fusion;
 pub mod metrics;
+pub mod retrieval;
 pub mod snippet;
 pub mod vault_eval;
 pub mod vectors;
@@ -26,9 +27,10 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, OnceLock};
 
 use quire_embed::{Embedder, EmbeddingSpace};
+use quire_index::store::ChunkRow;
 use quire_index::sync::{ChunkKey, SPACE_KEY};
 use quire_index::{Boosts, Filter, FullText, IndexError, IndexLocation, Store};
-use quire_vault::pdf::{is_pdf, page_link, page_of};
+pub use retrieval::Retrieval;
 use serde::Serialize;
 
 /// Why a search, a similar-notes or duplicates query, or an evaluation failed.
@@ -47,6 +49,9 @@ pub enum SearchError {
     /// The model could not embed the query.
     #[error(transparent)]
     Embed(#[from] quire_embed::EmbedError),
+    /// A database backend failed (its message).
+    #[error("{0}")]
+    Backend(String),
     /// The note (vault-relative path) has no vectors in the index: not indexed, or not embedded.
     #[error("no note `{0}` in the index")]
     NoNote(String),
@@ -227,10 +232,6 @@ fn stored_rows(matrix: &vectors::VectorMatrix, keys: &[ChunkKey]) -> Vec<Option<
         .map(|k| rows.get(&(k.path.as_str(), k.id.as_str())).copied())
         .collect()
 }
-
-/// Hybrid fusion's answer: chunks with scores, best first, and each note's own fused score
-/// (empty for a chunk-level fusion).
-type Fused = (Vec<(ChunkKey, f32)>, HashMap<String, f32>);
 
 /// Reads an index to answer searches.
 pub struct Searcher {
@@ -467,194 +468,6 @@ impl Searcher {
         Ok(vector)
     }
 
-    /// Chunk keys ranked by vector similarity among the notes `allowed` (all when `None`).
-    fn vector_ranking(
-        &self,
-        request: &SearchRequest,
-        want: usize,
-        allowed: Option<&HashSet<String>>,
-    ) -> Result<Vec<(ChunkKey, f32)>, SearchError> {
-        let embedder = self.embedder("vector search")?;
-        let query = self.query_vector(embedder, &request.query)?;
-        if let Some(ann) = self.ann(embedder)? {
-            return ann.ranking(&self.store, &query, want, allowed);
-        }
-        let matrix = self.matrix(embedder)?;
-        let scores = matrix
-            .scores(&query)
-            .filter(|(i, _)| allowed.is_none_or(|set| set.contains(&matrix.keys[*i].0)));
-        Ok(vectors::top_k(scores, want)
-            .into_iter()
-            .map(|(i, score)| (ChunkKey::new(&matrix.keys[i].0, &matrix.keys[i].1), score))
-            .collect())
-    }
-
-    /// Hybrid search's fusion of the BM25 and vector chunk rankings with `request.fusion`: the
-    /// chunks, best first, and (for a note-level fusion) each note's fused score. A note-level
-    /// fusion orders notes by their fused score and each note's chunks by the chunk-level one.
-    fn fuse(
-        &self,
-        request: &SearchRequest,
-        lexical: &[(ChunkKey, f32)],
-        semantic: &[(ChunkKey, f32)],
-        want: usize,
-        allowed: Option<&HashSet<String>>,
-    ) -> Result<Fused, SearchError> {
-        use fusion::{Ranking, Signal};
-        let plan = request.fusion;
-        let chunks = fusion::fuse(
-            &[
-                Ranking {
-                    items: lexical,
-                    signal: Signal::Lexical,
-                },
-                Ranking {
-                    items: semantic,
-                    signal: Signal::Semantic,
-                },
-            ],
-            plan.method,
-        );
-        if !plan.notes {
-            return Ok((chunks, HashMap::new()));
-        }
-        let note_of = |k: &ChunkKey| k.path.clone();
-        let lexical_notes = fusion::collapse(lexical, note_of);
-        let semantic_notes = fusion::collapse(semantic, note_of);
-        let mut rankings = vec![
-            Ranking {
-                items: lexical_notes.as_slice(),
-                signal: Signal::Lexical,
-            },
-            Ranking {
-                items: semantic_notes.as_slice(),
-                signal: Signal::Semantic,
-            },
-        ];
-        let centroid_notes;
-        if plan.centroid {
-            centroid_notes = self.centroid_ranking(request, want, allowed)?;
-            rankings.push(Ranking {
-                items: centroid_notes.as_slice(),
-                signal: Signal::Semantic,
-            });
-        }
-        let notes: HashMap<String, f32> =
-            fusion::fuse(&rankings, plan.method).into_iter().collect();
-        let mut ranked: Vec<(ChunkKey, f32)> = chunks;
-        // A note only the centroid ranking found still needs a section: its best chunk by
-        // vector, or else its first chunk in the index.
-        let present: HashSet<&str> = ranked.iter().map(|(k, _)| k.path.as_str()).collect();
-        let mut missing: Vec<ChunkKey> = Vec::new();
-        if notes.len() > present.len() {
-            let embedder = self.embedder("vector search")?;
-            let matrix = self.matrix(embedder)?;
-            let mut added: HashSet<&str> = HashSet::new();
-            for (path, id) in &matrix.keys {
-                if notes.contains_key(path)
-                    && !present.contains(path.as_str())
-                    && added.insert(path.as_str())
-                {
-                    missing.push(ChunkKey::new(path, id));
-                }
-            }
-        }
-        ranked.extend(missing.into_iter().map(|k| {
-            let score = notes.get(&k.path).copied().unwrap_or_default();
-            (k, score)
-        }));
-        // Stable: within a note, chunks keep their chunk-level order.
-        ranked.sort_by(|(a, _), (b, _)| {
-            let (sa, sb) = (notes.get(&a.path), notes.get(&b.path));
-            sb.unwrap_or(&f32::MIN)
-                .total_cmp(sa.unwrap_or(&f32::MIN))
-                .then_with(|| a.path.cmp(&b.path))
-        });
-        Ok((ranked, notes))
-    }
-
-    /// Notes ranked by the cosine of the query with their centroid, among the notes `allowed`.
-    fn centroid_ranking(
-        &self,
-        request: &SearchRequest,
-        want: usize,
-        allowed: Option<&HashSet<String>>,
-    ) -> Result<Vec<(String, f32)>, SearchError> {
-        let embedder = self.embedder("vector search")?;
-        let query = self.query_vector(embedder, &request.query)?;
-        let matrix = self.matrix(embedder)?;
-        let centroids = self.centroids.get_or_init(|| matrix.note_centroids());
-        let scores = centroids.iter().enumerate().filter_map(|(i, (path, c))| {
-            let c = c.as_ref()?;
-            allowed
-                .is_none_or(|set| set.contains(path))
-                .then(|| (i, quire_embed::dot(&query, c)))
-        });
-        Ok(vectors::top_k(scores, want)
-            .into_iter()
-            .map(|(i, score)| (centroids[i].0.clone(), score))
-            .collect())
-    }
-
-    /// The notes a filter lets through (`None`: no filter).
-    fn filter_paths(&self, filter: &Filter) -> Result<Option<HashSet<String>>, SearchError> {
-        if filter.folder.is_none() && filter.tag.is_none() && !filter.needs_store() {
-            return Ok(None);
-        }
-        let passes = self.property_paths(filter)?;
-        let folder = filter
-            .folder
-            .as_ref()
-            .map(|f| format!("{}/", f.trim_matches('/')));
-        let tag = filter
-            .tag
-            .as_ref()
-            .map(|t| t.trim_start_matches('#').to_lowercase());
-        let mut tagged: HashSet<String> = HashSet::new();
-        if let Some(tag) = &tag {
-            for (path, t) in self.store.tags()? {
-                if &t == tag || t.starts_with(&format!("{tag}/")) {
-                    tagged.insert(path);
-                }
-            }
-        }
-        Ok(Some(
-            self.store
-                .notes()?
-                .into_iter()
-                .map(|n| n.path)
-                .filter(|p| folder.as_ref().is_none_or(|f| p.starts_with(f.as_str())))
-                .filter(|p| tag.is_none() || tagged.contains(p))
-                .filter(|p| passes.as_ref().is_none_or(|set| set.contains(p)))
-                .collect(),
-        ))
-    }
-
-    /// The notes whose properties and date pass `filter`'s conditions (`None`: it has none).
-    fn property_paths(&self, filter: &Filter) -> Result<Option<HashSet<String>>, SearchError> {
-        if !filter.needs_store() {
-            return Ok(None);
-        }
-        let mut passing = HashSet::new();
-        for (path, properties) in self.store.properties()? {
-            let properties: serde_json::Value =
-                serde_json::from_str(&properties).unwrap_or_default();
-            let dated = quire_index::filter::note_date(&path, &properties);
-            let in_range = match (&filter.since, &filter.until, dated) {
-                (None, None, _) => true,
-                (_, _, None) => false,
-                (since, until, Some(day)) => {
-                    since.as_deref().is_none_or(|s| day >= s)
-                        && until.as_deref().is_none_or(|u| day <= u)
-                }
-            };
-            if in_range && filter.conditions.iter().all(|c| c.matches(&properties)) {
-                passing.insert(path);
-            }
-        }
-        Ok(Some(passing))
-    }
-
     /// Notes most similar to `path` (no new embedding calls: note vectors come from the index).
     pub fn similar(&self, path: &str, k: usize) -> Result<Vec<SimilarNote>, SearchError> {
         let embedder = self.embedder("similar notes")?;
@@ -752,96 +565,109 @@ impl Searcher {
         Ok(pairs)
     }
 
-    /// The notes that best match `request`, each with its best sections; filters apply to notes.
+    /// The notes that best match `request`, each with its best sections; filters apply to notes
+    /// (the one search over any index: [`retrieval::search`]).
     pub fn search(&self, request: &SearchRequest) -> Result<SearchResults, SearchError> {
-        // Enough chunks that k notes survive grouping.
-        let want = (request.k * request.sections_per_note * 4).clamp(20, 1000);
-        // The notes the filter lets through, computed once for both retrievers. Folder and tag
-        // are also in the full-text query; property and date conditions only in this set, so
-        // the full-text index returns more hits and those of other notes are dropped.
-        let allowed = if request.mode == Mode::Bm25 && !request.filter.needs_store() {
-            None
-        } else {
-            self.filter_paths(&request.filter)?
+        let query_vector = |text: &str| {
+            let embedder = self.embedder("vector search")?;
+            self.query_vector(embedder, text)
         };
-        let bm25 = || -> Result<Vec<(ChunkKey, f32)>, SearchError> {
-            let k = if request.filter.needs_store() {
-                want.max(2000)
-            } else {
-                want
-            };
-            Ok(self
-                .fulltext
-                .search(&request.query, k, &request.filter, request.boosts)?
-                .into_iter()
-                .filter(|h| allowed.as_ref().is_none_or(|set| set.contains(&h.path)))
-                .take(want)
-                .filter_map(|h| Some((ChunkKey::decode(&h.key)?, h.score)))
-                .collect())
-        };
-        // A note's own fused score, when fusion ranks notes rather than chunks.
-        let mut note_scores: HashMap<String, f32> = HashMap::new();
-        let ranked: Vec<(ChunkKey, f32)> = match request.mode {
-            Mode::Bm25 => bm25()?,
-            Mode::Vector => self.vector_ranking(request, want, allowed.as_ref())?,
-            Mode::Hybrid => {
-                let lexical = bm25()?;
-                let semantic = self.vector_ranking(request, want, allowed.as_ref())?;
-                let (ranked, notes) =
-                    self.fuse(request, &lexical, &semantic, want, allowed.as_ref())?;
-                note_scores = notes;
-                ranked
-            }
-        };
-        let terms = snippet::query_terms(&request.query);
-        let mut notes: Vec<NoteHit> = Vec::new();
-        let mut position: HashMap<String, usize> = HashMap::new();
-        for (key, score) in ranked {
-            let (path, id) = (key.path.as_str(), key.id.as_str());
-            let i = match position.get(path) {
-                Some(&i) => i,
-                None => {
-                    notes.push(NoteHit {
-                        path: path.to_string(),
-                        title: self.store.note_title(path)?.unwrap_or_default(),
-                        score: note_scores.get(path).copied().unwrap_or(score),
-                        sections: Vec::new(),
-                    });
-                    position.insert(path.to_string(), notes.len() - 1);
-                    notes.len() - 1
-                }
-            };
-            if notes[i].sections.len() >= request.sections_per_note {
-                continue;
-            }
-            let Some(chunk) = self.store.chunk(path, id)? else {
-                continue;
-            };
-            let body = chunk
-                .text
-                .split_once("\n\n")
-                .map(|(_, b)| b)
-                .unwrap_or(&chunk.text);
-            let (snippet, highlights) = snippet::snippet(body, &terms, 220);
-            let page = is_pdf(path).then(|| page_of(&chunk.heading_path)).flatten();
-            notes[i].sections.push(SectionHit {
-                page,
-                link: page.map(|p| page_link(path, p)),
-                chunk_id: chunk.id,
-                heading_path: chunk.heading_path,
-                start_line: chunk.start_line,
-                end_line: chunk.end_line,
-                snippet,
-                highlights,
-                score,
-            });
+        retrieval::search(self, &query_vector, request)
+    }
+}
+
+/// The local index (SQLite store, tantivy, vectors) behind the search boundary.
+impl Retrieval for Searcher {
+    fn generation(&self) -> Result<u64, SearchError> {
+        Ok(self.store.generation()?)
+    }
+
+    fn note_paths(&self) -> Result<Vec<String>, SearchError> {
+        Ok(self.store.notes()?.into_iter().map(|n| n.path).collect())
+    }
+
+    fn tags(&self) -> Result<Vec<(String, String)>, SearchError> {
+        Ok(self.store.tags()?)
+    }
+
+    fn properties(&self) -> Result<Vec<(String, String)>, SearchError> {
+        Ok(self.store.properties()?)
+    }
+
+    fn note_title(&self, path: &str) -> Result<Option<String>, SearchError> {
+        Ok(self.store.note_title(path)?)
+    }
+
+    fn chunk(&self, path: &str, id: &str) -> Result<Option<ChunkRow>, SearchError> {
+        Ok(self.store.chunk(path, id)?)
+    }
+
+    fn lexical(
+        &self,
+        query: &str,
+        want: usize,
+        filter: &Filter,
+        boosts: Boosts,
+    ) -> Result<Vec<(ChunkKey, f32)>, SearchError> {
+        Ok(self
+            .fulltext
+            .search(query, want, filter, boosts)?
+            .into_iter()
+            .filter_map(|h| Some((ChunkKey::decode(&h.key)?, h.score)))
+            .collect())
+    }
+
+    fn semantic(
+        &self,
+        query: &[f32],
+        want: usize,
+        allowed: Option<&HashSet<String>>,
+    ) -> Result<Vec<(ChunkKey, f32)>, SearchError> {
+        let embedder = self.embedder("vector search")?;
+        if let Some(ann) = self.ann(embedder)? {
+            return ann.ranking(&self.store, query, want, allowed);
         }
-        notes.truncate(request.k);
-        Ok(SearchResults {
-            query: request.query.clone(),
-            mode: request.mode,
-            generation: self.store.generation()?,
-            results: notes,
-        })
+        let matrix = self.matrix(embedder)?;
+        let scores = matrix
+            .scores(query)
+            .filter(|(i, _)| allowed.is_none_or(|set| set.contains(&matrix.keys[*i].0)));
+        Ok(vectors::top_k(scores, want)
+            .into_iter()
+            .map(|(i, score)| (ChunkKey::new(&matrix.keys[i].0, &matrix.keys[i].1), score))
+            .collect())
+    }
+
+    fn note_ranking(
+        &self,
+        query: &[f32],
+        want: usize,
+        allowed: Option<&HashSet<String>>,
+    ) -> Result<Vec<(String, f32)>, SearchError> {
+        let embedder = self.embedder("vector search")?;
+        let matrix = self.matrix(embedder)?;
+        let centroids = self.centroids.get_or_init(|| matrix.note_centroids());
+        let scores = centroids.iter().enumerate().filter_map(|(i, (path, c))| {
+            let c = c.as_ref()?;
+            allowed
+                .is_none_or(|set| set.contains(path))
+                .then(|| (i, quire_embed::dot(query, c)))
+        });
+        Ok(vectors::top_k(scores, want)
+            .into_iter()
+            .map(|(i, score)| (centroids[i].0.clone(), score))
+            .collect())
+    }
+
+    fn first_chunks(&self, paths: &[String]) -> Result<Vec<ChunkKey>, SearchError> {
+        let embedder = self.embedder("vector search")?;
+        let matrix = self.matrix(embedder)?;
+        let wanted: HashSet<&str> = paths.iter().map(String::as_str).collect();
+        let mut seen: HashSet<&str> = HashSet::new();
+        Ok(matrix
+            .keys
+            .iter()
+            .filter(|(path, _)| wanted.contains(path.as_str()) && seen.insert(path.as_str()))
+            .map(|(path, id)| ChunkKey::new(path, id))
+            .collect())
     }
 }

@@ -23,8 +23,24 @@ pub(crate) fn index(cli: &Cli, rebuild: bool, out: &mut String) -> Result<ExitCo
     let progress = progress::SyncBar::new(cli.json);
     let stats = sync(&vault_root(cli)?, &location, &options, &progress)?;
     progress.finish();
+    // A team's database gets the new generation once the local index has it.
+    let published = match &cli.backend {
+        Some(url) => Some(quire_app::backend::publish(
+            &location,
+            url,
+            &quire_app::backend::PublishOptions {
+                rebuild,
+                vault_root: Some(vault_root(cli)?.display().to_string()),
+            },
+        )?),
+        None => None,
+    };
     if cli.json {
-        print_json(out, &stats);
+        let mut value = serde_json::to_value(&stats)?;
+        if let Some(p) = &published {
+            value["published"] = serde_json::to_value(p)?;
+        }
+        print_json(out, &value);
         return Ok(ExitCode::SUCCESS);
     }
     outln!(
@@ -44,6 +60,20 @@ pub(crate) fn index(cli: &Cli, rebuild: bool, out: &mut String) -> Result<ExitCo
         outln!(out, "skipped  {}: {}", s.path, s.reason);
     }
     outln!(out, "index: {}", location.dir.display());
+    if let Some(p) = &published {
+        outln!(
+            out,
+            "published generation {} to the database: {} notes ({} added, {} updated, {} removed; {} chunks written, {} with vectors) in {:.2}s",
+            p.generation,
+            p.notes,
+            p.added,
+            p.updated,
+            p.removed,
+            p.chunks_written,
+            p.vectors_written,
+            p.millis as f64 / 1000.0
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
 

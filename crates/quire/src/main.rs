@@ -56,6 +56,11 @@ struct Cli {
     /// Where the index lives (default: a per-user data directory keyed by the vault's path).
     #[arg(long, global = true, env = "QUIRE_INDEX_DIR")]
     index_dir: Option<PathBuf>,
+    /// A PostgreSQL database (postgres://…) that holds the index for a team: `index` publishes
+    /// the local index to it after syncing, `search` and `similar` read from it (no local index
+    /// or vault needed there). Default: $QUIRE_BACKEND, else the local index only.
+    #[arg(long, global = true, env = "QUIRE_BACKEND", value_name = "URL")]
+    backend: Option<String>,
     /// The embedding model: an E5S1 file, or a folder with config.json, model.safetensors and
     /// tokenizer.json (default: $QUIRE_MODEL, else the file scripts/fetch-model.sh fetched).
     #[arg(long, global = true)]
@@ -299,8 +304,34 @@ fn parse_size_cap(text: &str) -> Result<f64, String> {
     }
 }
 
+/// Whether `command` answers from the local index and has no database path yet (so a
+/// `--backend` given with it would be silently ignored).
+fn reads_the_local_index_only(command: &Command) -> bool {
+    !matches!(
+        command,
+        Command::Index { .. }
+            | Command::Search { .. }
+            | Command::Similar { .. }
+            | Command::Tree
+            | Command::Manifest
+            | Command::Outline { .. }
+            | Command::Read { .. }
+            | Command::Links { .. }
+            | Command::Chunks { .. }
+            | Command::Scan
+            | Command::ExportIndex { .. }
+    )
+}
+
 /// Runs one command; its output goes to `out` (printed once at the end).
 fn run(cli: &Cli, out: &mut String) -> Result<ExitCode> {
+    if let Some(url) = &cli.backend
+        && reads_the_local_index_only(&cli.command)
+    {
+        anyhow::bail!(
+            "--backend {url}: only `index` (publishes to the database), `search` and `similar` use a database backend so far; run this command without --backend (and without QUIRE_BACKEND) where the local index is"
+        );
+    }
     match &cli.command {
         Command::Tree => notes::tree(cli, out),
         Command::Manifest => notes::manifest(cli, out),

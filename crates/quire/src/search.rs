@@ -10,7 +10,8 @@ use serde_json::json;
 
 use crate::Cli;
 use crate::common::{
-    find_note, load_embedder, needs_vectors, open_searcher, open_vault, print_json, truncate,
+    find_note, index_location, load_embedder, needs_vectors, open_searcher, open_vault, print_json,
+    truncate,
 };
 
 /// `search`'s flags.
@@ -27,7 +28,7 @@ pub(crate) fn search(cli: &Cli, flags: SearchFlags<'_>, out: &mut String) -> Res
     } else {
         None
     };
-    let searcher = open_searcher(cli, embedder)?;
+    let searcher = open_backend(cli, embedder)?;
     let mut request = SearchRequest::new(flags.query.to_string());
     request.k = flags.k.clamp(1, 200);
     request.mode = match flags.mode {
@@ -39,7 +40,7 @@ pub(crate) fn search(cli: &Cli, flags: SearchFlags<'_>, out: &mut String) -> Res
     if cli.json {
         print_json(out, &results);
     } else {
-        let root = searcher.store().meta("vault_root")?.unwrap_or_default();
+        let root = searcher.vault_root()?.unwrap_or_default();
         let vault_name = Path::new(&root)
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -82,9 +83,14 @@ fn render_results(out: &mut String, query: &str, vault_name: &str, results: &Sea
 }
 
 pub(crate) fn similar(cli: &Cli, note: &str, k: usize, out: &mut String) -> Result<ExitCode> {
-    let searcher = open_searcher(cli, load_embedder(cli)?)?;
-    let vault = open_vault(cli)?;
-    let path = vault.notes[find_note(&vault, note)?].path.clone();
+    let searcher = open_backend(cli, load_embedder(cli)?)?;
+    // With a database backend the vault may be on another machine: the note is named by its
+    // vault-relative path there.
+    let path = match (&cli.backend, open_vault(cli)) {
+        (_, Ok(vault)) => vault.notes[find_note(&vault, note)?].path.clone(),
+        (Some(_), Err(_)) => note.to_string(),
+        (None, Err(e)) => return Err(e),
+    };
     let similar = searcher
         .similar(&path, k.clamp(1, 200))
         .map_err(|e| needs_vectors(cli, e))?;
@@ -133,6 +139,19 @@ pub(crate) fn duplicates(
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The searcher of `--backend` when given, else of the local index.
+fn open_backend(
+    cli: &Cli,
+    embedder: Option<std::sync::Arc<dyn quire_embed::Embedder>>,
+) -> Result<quire_app::backend::SearchBackend> {
+    Ok(quire_app::backend::SearchBackend::open(
+        cli.backend.as_deref(),
+        &index_location(cli)?,
+        embedder,
+        "quire",
+    )?)
 }
 
 /// `obsidian://open?vault=…&file=…` for a note.

@@ -23,6 +23,11 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "quire-search",
         &["quire-vault", "quire-index", "quire-embed"],
     ),
+    // The team backend: the index published to PostgreSQL, searched with quire-search's code.
+    (
+        "quire-pg",
+        &["quire-vault", "quire-index", "quire-embed", "quire-search"],
+    ),
     (
         "quire-watch",
         &["quire-vault", "quire-index", "quire-embed"],
@@ -45,6 +50,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "quire-index",
             "quire-embed",
             "quire-search",
+            "quire-pg",
             "quire-watch",
             "quire-llm",
             "quire-assist",
@@ -133,6 +139,11 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
     // A blocking client: no async runtime, no server.
     ("quire-openai", &["tokio", "axum", "rmcp", "hyper"]),
     ("quire-search", &["ureq", "tokio", "axum", "rmcp"]),
+    // The database backend: the blocking client only; the local index through quire-index.
+    (
+        "quire-pg",
+        &["rusqlite", "tantivy", "ureq", "tokio", "axum", "rmcp"],
+    ),
     ("quire-assist", &["tokio", "axum", "rmcp"]),
     // The application core speaks no protocol.
     ("quire-app", &["tokio", "axum", "rmcp", "hyper"]),

@@ -1,0 +1,96 @@
+//! quire's team backend: the index kept in PostgreSQL with pgvector, for vaults that many
+//! people search from several machines.
+//!
+//! The writer runs where the files are: `quire index` syncs the local index as always (the
+//! vault's source of truth stays the Markdown files, the local index its working copy), then
+//! [`publish`] copies what changed into the database — notes, chunks with their full-text
+//! documents and vectors, tags, links, note vectors — in **one transaction** under an advisory
+//! lock (one writer at a time; a second one is refused, never interleaved). Readers
+//! ([`PgSearcher`], on any machine) read each search inside one `REPEATABLE READ` transaction,
+//! so a search sees one whole published generation, never half a sync, and many readers never
+//! block the writer or each other.
+//!
+//! The search itself is `quire_search::retrieval::search`, the same code as the local index's:
+//! only the two rankings come from Postgres (a `tsvector` of quire's own analyzer terms ranked
+//! by `ts_rank` with the title/heading/body weights, and pgvector's HNSW cosine search), so
+//! filters, fusion, grouping and snippets cannot drift apart.
+//!
+//! ```no_run
+//! let mut client = quire_pg::connect("postgresql://quire@db.example/quire").unwrap();
+//! let store = quire_index::Store::open(std::path::Path::new("/tmp/index/store.sqlite")).unwrap();
+//! let stats = quire_pg::publish(&store, &mut client, &quire_pg::PublishOptions::default()).unwrap();
+//! println!("generation {}: {} notes written", stats.generation, stats.added + stats.updated);
+//! ```
+
+mod publish;
+mod reader;
+mod schema;
+pub mod text;
+
+pub use publish::{PublishOptions, PublishStats, publish};
+pub use reader::PgSearcher;
+
+/// Why the database backend failed.
+#[derive(Debug, thiserror::Error)]
+pub enum PgError {
+    /// The database refused a statement or the connection failed (Postgres' own message).
+    #[error("PostgreSQL: {0}")]
+    Db(String),
+    /// Another writer holds the database's quire lock.
+    #[error(
+        "another `quire index` is publishing to this database; wait for it (one writer at a time)"
+    )]
+    Busy,
+    /// The database holds vectors of another embedding model or size.
+    #[error(
+        "the database holds vectors of another embedding space ({stored}; this index: {local}): publish with `quire index --rebuild` to replace them"
+    )]
+    SpaceMismatch {
+        /// What the database holds.
+        stored: String,
+        /// What the local index holds.
+        local: String,
+    },
+    /// The database has no quire index yet.
+    #[error(
+        "no quire index in this database yet: run `quire --backend URL index` where the vault is"
+    )]
+    Empty,
+    /// The local index could not be read.
+    #[error(transparent)]
+    Index(#[from] quire_index::IndexError),
+}
+
+impl From<postgres::Error> for PgError {
+    fn from(e: postgres::Error) -> Self {
+        PgError::Db(describe(&e))
+    }
+}
+
+impl From<PgError> for quire_search::SearchError {
+    fn from(e: PgError) -> Self {
+        quire_search::SearchError::Backend(e.to_string())
+    }
+}
+
+/// A Postgres error with the server's own message (the client's `Display` says only "db
+/// error").
+pub(crate) fn describe(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => match db.detail() {
+            Some(detail) => format!("{} ({detail})", db.message()),
+            None => db.message().to_string(),
+        },
+        None => e.to_string(),
+    }
+}
+
+/// Whether `location` names a PostgreSQL database (`postgres://` or `postgresql://`).
+pub fn is_database_url(location: &str) -> bool {
+    location.starts_with("postgres://") || location.starts_with("postgresql://")
+}
+
+/// Connects to the database at `url` (a libpq-style URL; `?host=/path` for a Unix socket).
+pub fn connect(url: &str) -> Result<postgres::Client, PgError> {
+    Ok(postgres::Client::connect(url, postgres::NoTls)?)
+}

@@ -1,0 +1,333 @@
+//! The writer: what the local index holds, copied into the database as one generation.
+
+use std::collections::{HashMap, HashSet};
+use std::time::Instant;
+
+use pgvector::Vector;
+use postgres::Client;
+use quire_embed::EmbeddingSpace;
+use quire_index::Store;
+use quire_index::sync::{ChunkKey, SPACE_KEY, docs_from_store};
+use quire_search::vectors::VectorMatrix;
+
+use crate::{PgError, schema, text};
+
+/// How to publish.
+#[derive(Debug, Clone, Default)]
+pub struct PublishOptions {
+    /// Drop every quire table first (another embedding model, a new layout).
+    pub rebuild: bool,
+    /// The vault's folder on the writer's machine, recorded for readers' messages.
+    pub vault_root: Option<String>,
+}
+
+/// What a publish did.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct PublishStats {
+    /// Notes in the database afterwards.
+    pub notes: usize,
+    /// Notes new to the database.
+    pub added: usize,
+    /// Notes written again (their text, chunks or vectors changed).
+    pub updated: usize,
+    /// Notes removed.
+    pub removed: usize,
+    /// Chunk rows written.
+    pub chunks_written: usize,
+    /// Of those, rows written with a vector.
+    pub vectors_written: usize,
+    /// The generation the database holds now (the local index's).
+    pub generation: u64,
+    /// Wall time, milliseconds.
+    pub millis: u64,
+}
+
+/// Copies the local index in `store` into the database as one transaction: notes whose
+/// fingerprint (text, chunks, vectors) changed are replaced, notes gone are removed, and the
+/// generation is the store's. Another writer holding the lock is [`PgError::Busy`]; a database
+/// of another embedding space is [`PgError::SpaceMismatch`] unless `options.rebuild`.
+pub fn publish(
+    store: &Store,
+    client: &mut Client,
+    options: &PublishOptions,
+) -> Result<PublishStats, PgError> {
+    let started = Instant::now();
+    let space: Option<EmbeddingSpace> = store
+        .meta(SPACE_KEY)?
+        .and_then(|s| serde_json::from_str(&s).ok());
+    let dimension = space.as_ref().map_or(DEFAULT_DIMENSION, |s| s.dimension);
+    let generation = store.generation()?;
+
+    let mut tx = client.transaction()?;
+    let locked: bool = tx
+        .query_one(
+            "SELECT pg_try_advisory_xact_lock($1)",
+            &[&schema::WRITER_LOCK],
+        )?
+        .get(0);
+    if !locked {
+        return Err(PgError::Busy);
+    }
+    if options.rebuild {
+        tx.batch_execute(schema::DROP)?;
+    }
+    tx.batch_execute(&schema::create(dimension))?;
+    let meta: HashMap<String, String> = tx
+        .query("SELECT key, value FROM quire_meta", &[])?
+        .into_iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    let local_space = space
+        .as_ref()
+        .and_then(|s| serde_json::to_string(s).ok())
+        .unwrap_or_default();
+    let stored_dimension = meta.get("dimension").cloned();
+    let stored_space = meta.get("space").cloned().unwrap_or_default();
+    if stored_dimension.is_some_and(|d| d != dimension.to_string())
+        || meta
+            .get("schema_version")
+            .is_some_and(|v| v != schema::SCHEMA_VERSION)
+        || (!stored_space.is_empty() && !local_space.is_empty() && stored_space != local_space)
+    {
+        return Err(PgError::SpaceMismatch {
+            stored: if stored_space.is_empty() {
+                format!(
+                    "dimension {}",
+                    meta.get("dimension").cloned().unwrap_or_default()
+                )
+            } else {
+                stored_space
+            },
+            local: if local_space.is_empty() {
+                format!("dimension {dimension}")
+            } else {
+                local_space
+            },
+        });
+    }
+
+    // The local index, grouped by note.
+    let notes = store.notes()?;
+    let properties: HashMap<String, String> = store.properties()?.into_iter().collect();
+    let mut chunks: HashMap<String, Vec<quire_index::store::ChunkRow>> = HashMap::new();
+    for c in store.chunks(None)? {
+        chunks.entry(c.note_path.clone()).or_default().push(c);
+    }
+    let docs: HashMap<String, quire_index::FullTextDoc> = docs_from_store(store)?
+        .into_iter()
+        .map(|d| (d.key.clone(), d))
+        .collect();
+    let mut tags: HashMap<String, Vec<String>> = HashMap::new();
+    for (path, tag) in store.tags()? {
+        tags.entry(path).or_default().push(tag);
+    }
+    let mut links: HashMap<String, Vec<quire_index::store::LinkRow>> = HashMap::new();
+    for l in store.links()? {
+        links.entry(l.note_path.clone()).or_default().push(l);
+    }
+    let (vectors, centroids) = match &space {
+        Some(space) => {
+            let (keys, data) = store.vectors(&space.id(), space.dimension)?;
+            let matrix = VectorMatrix {
+                keys,
+                data,
+                dimension: space.dimension,
+            };
+            let centroids: HashMap<String, Option<Vec<f32>>> =
+                matrix.note_centroids().into_iter().collect();
+            let rows: HashMap<(String, String), usize> = matrix
+                .keys
+                .iter()
+                .cloned()
+                .enumerate()
+                .map(|(i, k)| (k, i))
+                .collect();
+            (Some((matrix, rows)), centroids)
+        }
+        None => (None, HashMap::new()),
+    };
+    let vector_of = |path: &str, id: &str| -> Option<Vec<f32>> {
+        let (matrix, rows) = vectors.as_ref()?;
+        let i = *rows.get(&(path.to_string(), id.to_string()))?;
+        Some(matrix.row(i).to_vec())
+    };
+
+    // What the database holds, and what must change.
+    let stored: HashMap<String, String> = tx
+        .query("SELECT path, fingerprint FROM quire_notes", &[])?
+        .into_iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    let local_paths: HashSet<&str> = notes.iter().map(|n| n.path.as_str()).collect();
+    let removed: Vec<String> = stored
+        .keys()
+        .filter(|p| !local_paths.contains(p.as_str()))
+        .cloned()
+        .collect();
+    let mut stats = PublishStats {
+        removed: removed.len(),
+        notes: notes.len(),
+        generation,
+        ..PublishStats::default()
+    };
+    let mut replaced = removed;
+    let mut write = Vec::new();
+    for note in &notes {
+        let own = chunks
+            .get(&note.path)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        let fp = fingerprint(note, own, |id| vector_of(&note.path, id).is_some());
+        match stored.get(&note.path) {
+            Some(old) if *old == fp => continue,
+            Some(_) => {
+                stats.updated += 1;
+                replaced.push(note.path.clone());
+            }
+            None => stats.added += 1,
+        }
+        write.push((note, fp));
+    }
+    if !replaced.is_empty() {
+        tx.execute("DELETE FROM quire_notes WHERE path = ANY($1)", &[&replaced])?;
+    }
+
+    let insert_note = tx.prepare(
+        "INSERT INTO quire_notes (path, title, sha256, fingerprint, properties, centroid)
+         VALUES ($1, $2, $3, $4, $5, $6)",
+    )?;
+    let insert_chunk = tx.prepare(
+        "INSERT INTO quire_chunks (path, id, ordinal, heading_path, start_line, end_line,
+            content_hash, text, tsv, folders, tags, embedding)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::text::tsvector, $10, $11, $12)",
+    )?;
+    let insert_tag = tx.prepare("INSERT INTO quire_tags (path, tag) VALUES ($1, $2)")?;
+    let insert_link = tx.prepare(
+        "INSERT INTO quire_links (path, target, subpath, kind, line) VALUES ($1, $2, $3, $4, $5)",
+    )?;
+    for (note, fp) in write {
+        let centroid = centroids
+            .get(&note.path)
+            .cloned()
+            .flatten()
+            .map(Vector::from);
+        let props = properties
+            .get(&note.path)
+            .cloned()
+            .unwrap_or_else(|| "{}".into());
+        tx.execute(
+            &insert_note,
+            &[
+                &note.path,
+                &note.title,
+                &note.sha256,
+                &fp,
+                &props,
+                &centroid,
+            ],
+        )?;
+        let folders = text::folders(&note.path);
+        for c in chunks
+            .get(&note.path)
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+        {
+            let key = ChunkKey::new(&c.note_path, &c.id).encode();
+            let (tsv, tag_terms) = match docs.get(&key) {
+                Some(d) => (
+                    text::tsvector(&d.title, &d.headings, &d.body),
+                    text::tag_terms(&d.tags),
+                ),
+                None => (String::new(), Vec::new()),
+            };
+            let embedding = vector_of(&c.note_path, &c.id).map(Vector::from);
+            stats.vectors_written += usize::from(embedding.is_some());
+            stats.chunks_written += 1;
+            let heading_path = serde_json::to_string(&c.heading_path).unwrap_or_default();
+            tx.execute(
+                &insert_chunk,
+                &[
+                    &c.note_path,
+                    &c.id,
+                    &to_i32(c.ordinal),
+                    &heading_path,
+                    &to_i32(c.start_line),
+                    &to_i32(c.end_line),
+                    &c.content_hash,
+                    &c.text,
+                    &tsv,
+                    &folders,
+                    &tag_terms,
+                    &embedding,
+                ],
+            )?;
+        }
+        for tag in tags.get(&note.path).map(Vec::as_slice).unwrap_or_default() {
+            tx.execute(&insert_tag, &[&note.path, tag])?;
+        }
+        for l in links.get(&note.path).map(Vec::as_slice).unwrap_or_default() {
+            tx.execute(
+                &insert_link,
+                &[
+                    &l.note_path,
+                    &l.target,
+                    &l.subpath,
+                    &l.kind,
+                    &to_i32(l.line),
+                ],
+            )?;
+        }
+    }
+    let mut put_meta = |key: &str, value: &str| -> Result<(), PgError> {
+        tx.execute(
+            "INSERT INTO quire_meta (key, value) VALUES ($1, $2)
+             ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+            &[&key, &value],
+        )?;
+        Ok(())
+    };
+    put_meta("schema_version", schema::SCHEMA_VERSION)?;
+    put_meta("dimension", &dimension.to_string())?;
+    put_meta("generation", &generation.to_string())?;
+    if !local_space.is_empty() {
+        put_meta("space", &local_space)?;
+    }
+    if let Some(root) = &options.vault_root {
+        put_meta("vault_root", root)?;
+    }
+    tx.commit()?;
+    stats.millis = started.elapsed().as_millis() as u64;
+    Ok(stats)
+}
+
+/// The vector size of a database published from an index without embeddings (the default
+/// model's), so that vectors added later fit.
+const DEFAULT_DIMENSION: usize = 384;
+
+/// A number as a Postgres `integer` (line numbers and ordinals never come near its limit; a
+/// larger one is stored as the limit rather than wrapped).
+fn to_i32(n: usize) -> i32 {
+    i32::try_from(n).unwrap_or(i32::MAX)
+}
+
+/// What decides whether a note is written again: its file's hash, its chunks (ids and text
+/// hashes: a new chunker or settings change them without changing the file), and which chunks
+/// have a vector (vectors fill in after a first BM25-only index).
+fn fingerprint(
+    note: &quire_index::store::NoteRow,
+    chunks: &[quire_index::store::ChunkRow],
+    has_vector: impl Fn(&str) -> bool,
+) -> String {
+    let mut h = blake3::Hasher::new();
+    h.update(note.sha256.as_bytes());
+    h.update(b"\0");
+    h.update(note.title.as_bytes());
+    for c in chunks {
+        h.update(b"\0");
+        h.update(c.id.as_bytes());
+        h.update(b"\0");
+        h.update(c.content_hash.as_bytes());
+        h.update(if has_vector(&c.id) { b"v" } else { b"-" });
+    }
+    h.finalize().to_hex()[..32].to_string()
+}

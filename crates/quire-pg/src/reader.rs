@@ -1,0 +1,376 @@
+//! The readers: searches and similar notes answered from the database, each inside one
+//! read-only `REPEATABLE READ` transaction (one published generation for the whole answer).
+
+use std::cell::RefCell;
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+
+use pgvector::Vector;
+use postgres::{Client, IsolationLevel, Transaction};
+use quire_embed::{Embedder, EmbeddingSpace};
+use quire_index::store::ChunkRow;
+use quire_index::sync::ChunkKey;
+use quire_index::{Boosts, Filter, IndexError};
+use quire_search::{
+    Mode, Retrieval, SearchError, SearchRequest, SearchResults, SimilarNote, retrieval,
+};
+
+use crate::{PgError, describe, text};
+
+/// Searches an index published to PostgreSQL. One connection, used by one search at a time
+/// (a server opens one per worker).
+pub struct PgSearcher {
+    client: Mutex<Client>,
+    embedder: Option<Arc<dyn Embedder>>,
+    space: Option<EmbeddingSpace>,
+}
+
+impl PgSearcher {
+    /// Connects to the database at `url`; a database without a published quire index is
+    /// [`PgError::Empty`].
+    pub fn connect(url: &str) -> Result<PgSearcher, PgError> {
+        let mut client = crate::connect(url)?;
+        let exists: bool = client
+            .query_one("SELECT to_regclass('quire_meta') IS NOT NULL", &[])?
+            .get(0);
+        if !exists {
+            return Err(PgError::Empty);
+        }
+        let space = client
+            .query_opt("SELECT value FROM quire_meta WHERE key = 'space'", &[])?
+            .and_then(|r| serde_json::from_str(&r.get::<_, String>(0)).ok());
+        Ok(PgSearcher {
+            client: Mutex::new(client),
+            embedder: None,
+            space,
+        })
+    }
+
+    /// Adds the model that embeds queries (it must be the published index's embedding space).
+    pub fn with_embedder(mut self, embedder: Arc<dyn Embedder>) -> Self {
+        self.embedder = Some(embedder);
+        self
+    }
+
+    /// A value the writer recorded (`generation`, `vault_root`, `space`, …).
+    pub fn meta(&self, key: &str) -> Result<Option<String>, PgError> {
+        let mut client = self.client.lock().unwrap_or_else(|e| e.into_inner());
+        Ok(client
+            .query_opt("SELECT value FROM quire_meta WHERE key = $1", &[&key])?
+            .map(|r| r.get(0)))
+    }
+
+    /// The mode of a search that names none: hybrid with a model and published vectors, else
+    /// BM25 (as the local index).
+    pub fn default_mode(&self) -> Mode {
+        if self.embedder.is_some() && self.space.is_some() {
+            Mode::Hybrid
+        } else {
+            Mode::Bm25
+        }
+    }
+
+    /// The embedder, checked against the published space.
+    fn embedder(&self, what: &str) -> Result<&dyn Embedder, SearchError> {
+        let Some(embedder) = &self.embedder else {
+            return Err(SearchError::NoEmbeddings(format!(
+                "{what} needs the embedding model, and none is loaded (fetch it with scripts/fetch-model.sh, or use --mode bm25)"
+            )));
+        };
+        match &self.space {
+            Some(space) if *space == embedder.space() => Ok(embedder.as_ref()),
+            Some(space) => Err(SearchError::Index(IndexError::SpaceMismatch {
+                stored: serde_json::to_string(space).unwrap_or_default(),
+                configured: serde_json::to_string(&embedder.space()).unwrap_or_default(),
+            })),
+            None => Err(SearchError::NoEmbeddings(format!(
+                "{what} needs embeddings, and the database has none: publish an index built with the model"
+            ))),
+        }
+    }
+
+    /// Runs `f` on a read-only snapshot of the database (one published generation).
+    fn snapshot<T>(
+        &self,
+        f: impl FnOnce(&Snapshot<'_>) -> Result<T, SearchError>,
+    ) -> Result<T, SearchError> {
+        let mut client = self.client.lock().unwrap_or_else(|e| e.into_inner());
+        let tx = client
+            .build_transaction()
+            .isolation_level(IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .map_err(PgError::from)?;
+        let snapshot = Snapshot {
+            tx: RefCell::new(tx),
+        };
+        let result = f(&snapshot)?;
+        snapshot.tx.into_inner().commit().map_err(PgError::from)?;
+        Ok(result)
+    }
+
+    /// The notes that best match `request`: the same search as the local index's
+    /// ([`quire_search::retrieval::search`]) over this database's rankings.
+    pub fn search(&self, request: &SearchRequest) -> Result<SearchResults, SearchError> {
+        let query_vector = |text: &str| -> Result<Vec<f32>, SearchError> {
+            Ok(self.embedder("vector search")?.embed_query(text)?)
+        };
+        self.snapshot(|snapshot| retrieval::search(snapshot, &query_vector, request))
+    }
+
+    /// Notes most similar to `path` by their note vectors (no embedding call).
+    pub fn similar(&self, path: &str, k: usize) -> Result<Vec<SimilarNote>, SearchError> {
+        self.embedder("similar notes")?;
+        self.snapshot(|s| {
+            let mut tx = s.tx.borrow_mut();
+            let Some(row) = tx
+                .query_opt("SELECT centroid FROM quire_notes WHERE path = $1", &[&path])
+                .map_err(db)?
+            else {
+                return Err(SearchError::NoNote(path.to_string()));
+            };
+            let Some(own) = row.get::<_, Option<Vector>>(0) else {
+                return Err(SearchError::NoEmbeddings(format!(
+                    "{path} has no note vector in the database (not embedded, or its chunk vectors cancel out)"
+                )));
+            };
+            tx.batch_execute(&ef_search(k)).map_err(db)?;
+            let limit = i64::try_from(k).unwrap_or(i64::MAX);
+            let rows = tx
+                .query(
+                    "SELECT path, title, (1 - (centroid <=> $1))::real FROM quire_notes
+                     WHERE path <> $2 AND centroid IS NOT NULL
+                     ORDER BY centroid <=> $1, path LIMIT $3",
+                    &[&own, &path, &limit],
+                )
+                .map_err(db)?;
+            Ok(rows
+                .into_iter()
+                .map(|r| SimilarNote {
+                    path: r.get(0),
+                    title: r.get(1),
+                    score: r.get(2),
+                })
+                .collect())
+        })
+    }
+}
+
+/// One read-only transaction: what a search reads.
+struct Snapshot<'a> {
+    tx: RefCell<Transaction<'a>>,
+}
+
+fn db(e: postgres::Error) -> SearchError {
+    SearchError::Backend(format!("PostgreSQL: {}", describe(&e)))
+}
+
+/// How far pgvector's HNSW search looks: enough candidates for `want` results (its limit is
+/// 1,000), and past a filter until enough rows pass it.
+fn ef_search(want: usize) -> String {
+    format!(
+        "SET LOCAL hnsw.ef_search = {}; SET LOCAL hnsw.iterative_scan = strict_order;",
+        want.clamp(64, 1000)
+    )
+}
+
+impl Snapshot<'_> {
+    fn pairs(&self, sql: &str) -> Result<Vec<(String, String)>, SearchError> {
+        Ok(self
+            .tx
+            .borrow_mut()
+            .query(sql, &[])
+            .map_err(db)?
+            .into_iter()
+            .map(|r| (r.get(0), r.get(1)))
+            .collect())
+    }
+}
+
+impl Retrieval for Snapshot<'_> {
+    fn generation(&self) -> Result<u64, SearchError> {
+        let value: Option<String> = self
+            .tx
+            .borrow_mut()
+            .query_opt("SELECT value FROM quire_meta WHERE key = 'generation'", &[])
+            .map_err(db)?
+            .map(|r| r.get(0));
+        Ok(value.and_then(|v| v.parse().ok()).unwrap_or(0))
+    }
+
+    fn note_paths(&self) -> Result<Vec<String>, SearchError> {
+        Ok(self
+            .tx
+            .borrow_mut()
+            .query("SELECT path FROM quire_notes", &[])
+            .map_err(db)?
+            .into_iter()
+            .map(|r| r.get(0))
+            .collect())
+    }
+
+    fn tags(&self) -> Result<Vec<(String, String)>, SearchError> {
+        self.pairs("SELECT path, tag FROM quire_tags")
+    }
+
+    fn properties(&self) -> Result<Vec<(String, String)>, SearchError> {
+        self.pairs("SELECT path, properties FROM quire_notes")
+    }
+
+    fn note_title(&self, path: &str) -> Result<Option<String>, SearchError> {
+        Ok(self
+            .tx
+            .borrow_mut()
+            .query_opt("SELECT title FROM quire_notes WHERE path = $1", &[&path])
+            .map_err(db)?
+            .map(|r| r.get(0)))
+    }
+
+    fn chunk(&self, path: &str, id: &str) -> Result<Option<ChunkRow>, SearchError> {
+        let row = self
+            .tx
+            .borrow_mut()
+            .query_opt(
+                "SELECT ordinal, heading_path, start_line, end_line, content_hash, text
+                 FROM quire_chunks WHERE path = $1 AND id = $2",
+                &[&path, &id],
+            )
+            .map_err(db)?;
+        Ok(row.map(|r| ChunkRow {
+            note_path: path.to_string(),
+            id: id.to_string(),
+            ordinal: usize::try_from(r.get::<_, i32>(0)).unwrap_or_default(),
+            heading_path: serde_json::from_str(&r.get::<_, String>(1)).unwrap_or_default(),
+            start_line: usize::try_from(r.get::<_, i32>(2)).unwrap_or_default(),
+            end_line: usize::try_from(r.get::<_, i32>(3)).unwrap_or_default(),
+            content_hash: r.get(4),
+            text: r.get(5),
+        }))
+    }
+
+    fn lexical(
+        &self,
+        query: &str,
+        want: usize,
+        filter: &Filter,
+        boosts: Boosts,
+    ) -> Result<Vec<(ChunkKey, f32)>, SearchError> {
+        let Some(tsquery) = text::tsquery(query) else {
+            return Ok(Vec::new());
+        };
+        // ts_rank's weights are {D, C, B, A}: body is C, headings B, the title A (see
+        // text::tsvector); a field with no weight is not searched, as in the local index.
+        let weight = |w: f32| w.max(0.0);
+        let top = weight(boosts.title)
+            .max(weight(boosts.heading))
+            .max(weight(boosts.body))
+            .max(f32::MIN_POSITIVE);
+        let weights: Vec<f32> = vec![
+            0.0,
+            weight(boosts.body) / top,
+            weight(boosts.heading) / top,
+            weight(boosts.title) / top,
+        ];
+        let folder = filter
+            .folder
+            .as_ref()
+            .map(|f| f.trim_matches('/').to_string());
+        let tag = filter
+            .tag
+            .as_ref()
+            .map(|t| t.trim_start_matches('#').to_lowercase());
+        let limit = i64::try_from(want).unwrap_or(i64::MAX);
+        let rows = self
+            .tx
+            .borrow_mut()
+            .query(
+                // Normalisation 1 divides by 1 + log(length): long chunks do not win by size.
+                "SELECT path, id, ts_rank($2::real[], tsv, q, 1) AS score
+                 FROM quire_chunks, CAST($1::text AS tsquery) AS q
+                 WHERE tsv @@ q
+                   AND ($3::text IS NULL OR $3 = ANY (folders))
+                   AND ($4::text IS NULL OR $4 = ANY (tags))
+                 ORDER BY score DESC, path, id LIMIT $5",
+                &[&tsquery, &weights, &folder, &tag, &limit],
+            )
+            .map_err(db)?;
+        Ok(rows
+            .into_iter()
+            .map(|r| {
+                (
+                    ChunkKey::new(r.get::<_, &str>(0), r.get::<_, &str>(1)),
+                    r.get::<_, f32>(2),
+                )
+            })
+            .filter(|(_, score)| *score > 0.0)
+            .collect())
+    }
+
+    fn semantic(
+        &self,
+        query: &[f32],
+        want: usize,
+        allowed: Option<&HashSet<String>>,
+    ) -> Result<Vec<(ChunkKey, f32)>, SearchError> {
+        let mut tx = self.tx.borrow_mut();
+        tx.batch_execute(&ef_search(want)).map_err(db)?;
+        let query = Vector::from(query.to_vec());
+        let allowed: Option<Vec<&String>> = allowed.map(|set| set.iter().collect());
+        let limit = i64::try_from(want).unwrap_or(i64::MAX);
+        let rows = tx
+            .query(
+                "SELECT path, id, (1 - (embedding <=> $1))::real FROM quire_chunks
+                 WHERE embedding IS NOT NULL AND ($2::text[] IS NULL OR path = ANY ($2))
+                 ORDER BY embedding <=> $1 LIMIT $3",
+                &[&query, &allowed, &limit],
+            )
+            .map_err(db)?;
+        Ok(rows
+            .into_iter()
+            .map(|r| {
+                (
+                    ChunkKey::new(r.get::<_, &str>(0), r.get::<_, &str>(1)),
+                    r.get::<_, f32>(2),
+                )
+            })
+            .collect())
+    }
+
+    fn note_ranking(
+        &self,
+        query: &[f32],
+        want: usize,
+        allowed: Option<&HashSet<String>>,
+    ) -> Result<Vec<(String, f32)>, SearchError> {
+        let mut tx = self.tx.borrow_mut();
+        tx.batch_execute(&ef_search(want)).map_err(db)?;
+        let query = Vector::from(query.to_vec());
+        let allowed: Option<Vec<&String>> = allowed.map(|set| set.iter().collect());
+        let limit = i64::try_from(want).unwrap_or(i64::MAX);
+        let rows = tx
+            .query(
+                "SELECT path, (1 - (centroid <=> $1))::real FROM quire_notes
+                 WHERE centroid IS NOT NULL AND ($2::text[] IS NULL OR path = ANY ($2))
+                 ORDER BY centroid <=> $1 LIMIT $3",
+                &[&query, &allowed, &limit],
+            )
+            .map_err(db)?;
+        Ok(rows.into_iter().map(|r| (r.get(0), r.get(1))).collect())
+    }
+
+    fn first_chunks(&self, paths: &[String]) -> Result<Vec<ChunkKey>, SearchError> {
+        let rows = self
+            .tx
+            .borrow_mut()
+            .query(
+                "SELECT DISTINCT ON (path) path, id FROM quire_chunks
+                 WHERE path = ANY ($1) AND embedding IS NOT NULL ORDER BY path, ordinal",
+                &[&paths],
+            )
+            .map_err(db)?;
+        Ok(rows
+            .into_iter()
+            .map(|r| ChunkKey::new(r.get::<_, &str>(0), r.get::<_, &str>(1)))
+            .collect())
+    }
+}

@@ -1,0 +1,319 @@
+//! The storage boundary under search: [`Retrieval`] is what a search reads from an index (its
+//! two rankings, the chunks they name, the facts filters need), and [`search`] is the one search
+//! over any of them: filters, hybrid fusion, grouping by note, snippets.
+//!
+//! The local index (SQLite + tantivy + vectors, [`crate::Searcher`]) and a database backend
+//! (`quire-pg`) implement the trait; both answer a [`SearchRequest`] with the same code, so a
+//! search ranks the same way wherever its index lives. An implementation must read one
+//! consistent state of its index for the whole of a search (a generation: never half a sync).
+
+use std::cell::OnceCell;
+use std::collections::{HashMap, HashSet};
+
+use quire_index::store::ChunkRow;
+use quire_index::sync::ChunkKey;
+use quire_index::{Boosts, Filter};
+use quire_vault::pdf::{is_pdf, page_link, page_of};
+
+use crate::{
+    Mode, NoteHit, SearchError, SearchRequest, SearchResults, SectionHit, fusion, snippet,
+};
+
+/// What a search reads from an index. Rankings are chunk keys with their scores, best first.
+pub trait Retrieval {
+    /// The generation of the index state this reader sees.
+    fn generation(&self) -> Result<u64, SearchError>;
+    /// Every note's vault-relative path.
+    fn note_paths(&self) -> Result<Vec<String>, SearchError>;
+    /// Every `(note path, tag)` pair, tags lowercased as indexed.
+    fn tags(&self) -> Result<Vec<(String, String)>, SearchError>;
+    /// Every note's path with its properties as a JSON object's text.
+    fn properties(&self) -> Result<Vec<(String, String)>, SearchError>;
+    /// The note's title, `None` when the index has no such note.
+    fn note_title(&self, path: &str) -> Result<Option<String>, SearchError>;
+    /// One chunk of a note, `None` when the index has no such chunk.
+    fn chunk(&self, path: &str, id: &str) -> Result<Option<ChunkRow>, SearchError>;
+    /// At most `want` chunks ranked by full-text relevance to `query` with `boosts`, among the
+    /// notes `filter`'s folder and tag let through (its other conditions are applied by the
+    /// caller).
+    fn lexical(
+        &self,
+        query: &str,
+        want: usize,
+        filter: &Filter,
+        boosts: Boosts,
+    ) -> Result<Vec<(ChunkKey, f32)>, SearchError>;
+    /// At most `want` chunks ranked by the cosine of their vector with `query` (a unit vector of
+    /// the index's embedding space), among the notes `allowed` (all when `None`).
+    fn semantic(
+        &self,
+        query: &[f32],
+        want: usize,
+        allowed: Option<&HashSet<String>>,
+    ) -> Result<Vec<(ChunkKey, f32)>, SearchError>;
+    /// At most `want` notes ranked by the cosine of `query` with their note vector (the
+    /// normalised mean of their chunk vectors), among the notes `allowed`.
+    fn note_ranking(
+        &self,
+        query: &[f32],
+        want: usize,
+        allowed: Option<&HashSet<String>>,
+    ) -> Result<Vec<(String, f32)>, SearchError>;
+    /// The first chunk with a vector of each of `paths` (a note found only by its note vector
+    /// is shown with it); notes without one are left out.
+    fn first_chunks(&self, paths: &[String]) -> Result<Vec<ChunkKey>, SearchError>;
+}
+
+/// Hybrid fusion's answer: chunks with scores, best first, and each note's own fused score
+/// (empty for a chunk-level fusion).
+type Fused = (Vec<(ChunkKey, f32)>, HashMap<String, f32>);
+
+/// The notes that best match `request` in `index`, each with its best sections; filters apply to
+/// notes. `query_vector` embeds the query (called at most once, only by the vector and hybrid
+/// modes).
+pub fn search(
+    index: &dyn Retrieval,
+    query_vector: &dyn Fn(&str) -> Result<Vec<f32>, SearchError>,
+    request: &SearchRequest,
+) -> Result<SearchResults, SearchError> {
+    // Enough chunks that k notes survive grouping.
+    let want = (request.k * request.sections_per_note * 4).clamp(20, 1000);
+    // The notes the filter lets through, computed once for both retrievers. Folder and tag are
+    // also in the full-text query; property and date conditions only in this set, so the
+    // full-text side returns more hits and those of other notes are dropped.
+    let allowed = if request.mode == Mode::Bm25 && !request.filter.needs_store() {
+        None
+    } else {
+        filter_paths(index, &request.filter)?
+    };
+    let vector = OnceCell::new();
+    let query = || -> Result<&Vec<f32>, SearchError> {
+        if let Some(v) = vector.get() {
+            return Ok(v);
+        }
+        let v = query_vector(&request.query)?;
+        Ok(vector.get_or_init(|| v))
+    };
+    let bm25 = || -> Result<Vec<(ChunkKey, f32)>, SearchError> {
+        let k = if request.filter.needs_store() {
+            want.max(2000)
+        } else {
+            want
+        };
+        Ok(index
+            .lexical(&request.query, k, &request.filter, request.boosts)?
+            .into_iter()
+            .filter(|(key, _)| allowed.as_ref().is_none_or(|set| set.contains(&key.path)))
+            .take(want)
+            .collect())
+    };
+    // A note's own fused score, when fusion ranks notes rather than chunks.
+    let mut note_scores: HashMap<String, f32> = HashMap::new();
+    let ranked: Vec<(ChunkKey, f32)> = match request.mode {
+        Mode::Bm25 => bm25()?,
+        Mode::Vector => index.semantic(query()?, want, allowed.as_ref())?,
+        Mode::Hybrid => {
+            let lexical = bm25()?;
+            let semantic = index.semantic(query()?, want, allowed.as_ref())?;
+            let centroid = if request.fusion.notes && request.fusion.centroid {
+                Some(index.note_ranking(query()?, want, allowed.as_ref())?)
+            } else {
+                None
+            };
+            let (ranked, notes) = fuse(index, request, &lexical, &semantic, centroid)?;
+            note_scores = notes;
+            ranked
+        }
+    };
+    let terms = snippet::query_terms(&request.query);
+    let mut notes: Vec<NoteHit> = Vec::new();
+    let mut position: HashMap<String, usize> = HashMap::new();
+    for (key, score) in ranked {
+        let (path, id) = (key.path.as_str(), key.id.as_str());
+        let i = match position.get(path) {
+            Some(&i) => i,
+            None => {
+                notes.push(NoteHit {
+                    path: path.to_string(),
+                    title: index.note_title(path)?.unwrap_or_default(),
+                    score: note_scores.get(path).copied().unwrap_or(score),
+                    sections: Vec::new(),
+                });
+                position.insert(path.to_string(), notes.len() - 1);
+                notes.len() - 1
+            }
+        };
+        if notes[i].sections.len() >= request.sections_per_note {
+            continue;
+        }
+        let Some(chunk) = index.chunk(path, id)? else {
+            continue;
+        };
+        let body = chunk
+            .text
+            .split_once("\n\n")
+            .map(|(_, b)| b)
+            .unwrap_or(&chunk.text);
+        let (snippet, highlights) = snippet::snippet(body, &terms, 220);
+        let page = is_pdf(path).then(|| page_of(&chunk.heading_path)).flatten();
+        notes[i].sections.push(SectionHit {
+            page,
+            link: page.map(|p| page_link(path, p)),
+            chunk_id: chunk.id,
+            heading_path: chunk.heading_path,
+            start_line: chunk.start_line,
+            end_line: chunk.end_line,
+            snippet,
+            highlights,
+            score,
+        });
+    }
+    notes.truncate(request.k);
+    Ok(SearchResults {
+        query: request.query.clone(),
+        mode: request.mode,
+        generation: index.generation()?,
+        results: notes,
+    })
+}
+
+/// Hybrid search's fusion of the BM25 and vector chunk rankings with `request.fusion`: the
+/// chunks, best first, and (for a note-level fusion) each note's fused score. A note-level
+/// fusion orders notes by their fused score and each note's chunks by the chunk-level one;
+/// `centroid` is the note ranking of the `+centroid` variant.
+fn fuse(
+    index: &dyn Retrieval,
+    request: &SearchRequest,
+    lexical: &[(ChunkKey, f32)],
+    semantic: &[(ChunkKey, f32)],
+    centroid: Option<Vec<(String, f32)>>,
+) -> Result<Fused, SearchError> {
+    use fusion::{Ranking, Signal};
+    let plan = request.fusion;
+    let chunks = fusion::fuse(
+        &[
+            Ranking {
+                items: lexical,
+                signal: Signal::Lexical,
+            },
+            Ranking {
+                items: semantic,
+                signal: Signal::Semantic,
+            },
+        ],
+        plan.method,
+    );
+    if !plan.notes {
+        return Ok((chunks, HashMap::new()));
+    }
+    let note_of = |k: &ChunkKey| k.path.clone();
+    let lexical_notes = fusion::collapse(lexical, note_of);
+    let semantic_notes = fusion::collapse(semantic, note_of);
+    let mut rankings = vec![
+        Ranking {
+            items: lexical_notes.as_slice(),
+            signal: Signal::Lexical,
+        },
+        Ranking {
+            items: semantic_notes.as_slice(),
+            signal: Signal::Semantic,
+        },
+    ];
+    if let Some(centroid) = &centroid {
+        rankings.push(Ranking {
+            items: centroid.as_slice(),
+            signal: Signal::Semantic,
+        });
+    }
+    let notes: HashMap<String, f32> = fusion::fuse(&rankings, plan.method).into_iter().collect();
+    let mut ranked: Vec<(ChunkKey, f32)> = chunks;
+    // A note only the centroid ranking found still needs a section: its first chunk with a
+    // vector.
+    let present: HashSet<&str> = ranked.iter().map(|(k, _)| k.path.as_str()).collect();
+    let mut missing: Vec<String> = notes
+        .keys()
+        .filter(|p| !present.contains(p.as_str()))
+        .cloned()
+        .collect();
+    missing.sort();
+    let firsts = if missing.is_empty() {
+        Vec::new()
+    } else {
+        index.first_chunks(&missing)?
+    };
+    ranked.extend(firsts.into_iter().map(|k| {
+        let score = notes.get(&k.path).copied().unwrap_or_default();
+        (k, score)
+    }));
+    // Stable: within a note, chunks keep their chunk-level order.
+    ranked.sort_by(|(a, _), (b, _)| {
+        let (sa, sb) = (notes.get(&a.path), notes.get(&b.path));
+        sb.unwrap_or(&f32::MIN)
+            .total_cmp(sa.unwrap_or(&f32::MIN))
+            .then_with(|| a.path.cmp(&b.path))
+    });
+    Ok((ranked, notes))
+}
+
+/// The notes a filter lets through (`None`: no filter).
+pub fn filter_paths(
+    index: &dyn Retrieval,
+    filter: &Filter,
+) -> Result<Option<HashSet<String>>, SearchError> {
+    if filter.folder.is_none() && filter.tag.is_none() && !filter.needs_store() {
+        return Ok(None);
+    }
+    let passes = property_paths(index, filter)?;
+    let folder = filter
+        .folder
+        .as_ref()
+        .map(|f| format!("{}/", f.trim_matches('/')));
+    let tag = filter
+        .tag
+        .as_ref()
+        .map(|t| t.trim_start_matches('#').to_lowercase());
+    let mut tagged: HashSet<String> = HashSet::new();
+    if let Some(tag) = &tag {
+        for (path, t) in index.tags()? {
+            if &t == tag || t.starts_with(&format!("{tag}/")) {
+                tagged.insert(path);
+            }
+        }
+    }
+    Ok(Some(
+        index
+            .note_paths()?
+            .into_iter()
+            .filter(|p| folder.as_ref().is_none_or(|f| p.starts_with(f.as_str())))
+            .filter(|p| tag.is_none() || tagged.contains(p))
+            .filter(|p| passes.as_ref().is_none_or(|set| set.contains(p)))
+            .collect(),
+    ))
+}
+
+/// The notes whose properties and date pass `filter`'s conditions (`None`: it has none).
+fn property_paths(
+    index: &dyn Retrieval,
+    filter: &Filter,
+) -> Result<Option<HashSet<String>>, SearchError> {
+    if !filter.needs_store() {
+        return Ok(None);
+    }
+    let mut passing = HashSet::new();
+    for (path, properties) in index.properties()? {
+        let properties: serde_json::Value = serde_json::from_str(&properties).unwrap_or_default();
+        let dated = quire_index::filter::note_date(&path, &properties);
+        let in_range = match (&filter.since, &filter.until, dated) {
+            (None, None, _) => true,
+            (_, _, None) => false,
+            (since, until, Some(day)) => {
+                since.as_deref().is_none_or(|s| day >= s)
+                    && until.as_deref().is_none_or(|u| day <= u)
+            }
+        };
+        if in_range && filter.conditions.iter().all(|c| c.matches(&properties)) {
+            passing.insert(path);
+        }
+    }
+    Ok(Some(passing))
+}
