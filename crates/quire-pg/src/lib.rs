@@ -29,6 +29,7 @@ pub mod text;
 
 pub use publish::{PublishOptions, PublishStats, publish};
 pub use reader::PgSearcher;
+pub use schema::WRITER_LOCK;
 
 /// Why the database backend failed.
 #[derive(Debug, thiserror::Error)]

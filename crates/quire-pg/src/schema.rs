@@ -4,8 +4,8 @@
 /// The layout version; a database at another one is refused until `quire index --rebuild`.
 pub(crate) const SCHEMA_VERSION: &str = "1";
 
-/// The advisory lock key of the one writer (`'quire'` as a number).
-pub(crate) const WRITER_LOCK: i64 = 0x71_7569_7265;
+/// The advisory lock key of the one writer (a transaction holding it blocks publishing) (`'quire'` as a number).
+pub const WRITER_LOCK: i64 = 0x71_7569_7265;
 
 /// The statements that create the tables and indexes for vectors of `dimension` values (a
 /// number, so nothing of a user's is ever spliced into SQL).

@@ -12,6 +12,7 @@
 //! optionally slow, or an error status). No test talks to any other host.
 
 pub mod pdf;
+pub mod pg;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -362,6 +363,7 @@ pub fn quire(bin: &str, vault: &Path, index: &Path) -> Command {
         "QUIRE_EMBED_BASE_URL",
         "QUIRE_FAILPOINT",
         "QUIRE_TOKEN",
+        "QUIRE_BACKEND",
     ] {
         c.env_remove(var);
     }

