@@ -71,7 +71,16 @@ pub fn publish(
     if options.rebuild {
         tx.batch_execute(schema::DROP)?;
     }
-    tx.batch_execute(&schema::create(dimension))?;
+    tx.batch_execute(&schema::tables(dimension))?;
+    // An empty database (a first publish, a rebuild) gets its rows first and its indexes after;
+    // later publishes keep the indexes and change few rows. No reader can see the tables
+    // before this transaction commits, so building the indexes here blocks nobody.
+    let cold: bool = !tx
+        .query_one("SELECT EXISTS (SELECT 1 FROM quire_notes)", &[])?
+        .get::<_, bool>(0);
+    if !cold {
+        tx.batch_execute(schema::INDEXES)?;
+    }
     let meta: HashMap<String, String> = tx
         .query("SELECT key, value FROM quire_meta", &[])?
         .into_iter()
@@ -192,91 +201,49 @@ pub fn publish(
         tx.execute("DELETE FROM quire_notes WHERE path = ANY($1)", &[&replaced])?;
     }
 
-    let insert_note = tx.prepare(
-        "INSERT INTO quire_notes (path, title, sha256, fingerprint, properties, centroid)
-         VALUES ($1, $2, $3, $4, $5, $6)",
-    )?;
-    let insert_chunk = tx.prepare(
-        "INSERT INTO quire_chunks (path, id, ordinal, heading_path, start_line, end_line,
-            content_hash, text, tsv, folders, tags, embedding)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::text::tsvector, $10, $11, $12)",
-    )?;
-    let insert_tag = tx.prepare("INSERT INTO quire_tags (path, tag) VALUES ($1, $2)")?;
-    let insert_link = tx.prepare(
-        "INSERT INTO quire_links (path, target, subpath, kind, line) VALUES ($1, $2, $3, $4, $5)",
-    )?;
+    // Rows go in batches (one statement of arrays per batch, not one round trip per row).
+    let mut batch = Batch::default();
     for (note, fp) in write {
-        let centroid = centroids
-            .get(&note.path)
-            .cloned()
-            .flatten()
-            .map(Vector::from);
-        let props = properties
-            .get(&note.path)
-            .cloned()
-            .unwrap_or_else(|| "{}".into());
-        tx.execute(
-            &insert_note,
-            &[
-                &note.path,
-                &note.title,
-                &note.sha256,
-                &fp,
-                &props,
-                &centroid,
-            ],
-        )?;
-        let folders = text::folders(&note.path);
+        batch.note(
+            note,
+            fp,
+            properties
+                .get(&note.path)
+                .cloned()
+                .unwrap_or_else(|| "{}".into()),
+            centroids
+                .get(&note.path)
+                .cloned()
+                .flatten()
+                .map(Vector::from),
+        );
         for c in chunks
             .get(&note.path)
             .map(Vec::as_slice)
             .unwrap_or_default()
         {
             let key = ChunkKey::new(&c.note_path, &c.id).encode();
-            let (tsv, tag_terms) = match docs.get(&key) {
-                Some(d) => (
-                    text::tsvector(&d.title, &d.headings, &d.body),
-                    text::tag_terms(&d.tags),
-                ),
-                None => (String::new(), Vec::new()),
-            };
+            let doc = docs.get(&key);
             let embedding = vector_of(&c.note_path, &c.id).map(Vector::from);
             stats.vectors_written += usize::from(embedding.is_some());
             stats.chunks_written += 1;
-            let heading_path = serde_json::to_string(&c.heading_path).unwrap_or_default();
-            tx.execute(
-                &insert_chunk,
-                &[
-                    &c.note_path,
-                    &c.id,
-                    &to_i32(c.ordinal),
-                    &heading_path,
-                    &to_i32(c.start_line),
-                    &to_i32(c.end_line),
-                    &c.content_hash,
-                    &c.text,
-                    &tsv,
-                    &folders,
-                    &tag_terms,
-                    &embedding,
-                ],
-            )?;
+            batch.chunk(c, doc, embedding);
         }
         for tag in tags.get(&note.path).map(Vec::as_slice).unwrap_or_default() {
-            tx.execute(&insert_tag, &[&note.path, tag])?;
+            batch.tag(&note.path, tag);
         }
         for l in links.get(&note.path).map(Vec::as_slice).unwrap_or_default() {
-            tx.execute(
-                &insert_link,
-                &[
-                    &l.note_path,
-                    &l.target,
-                    &l.subpath,
-                    &l.kind,
-                    &to_i32(l.line),
-                ],
-            )?;
+            batch.link(l);
         }
+        if batch.chunks.path.len() >= BATCH_ROWS {
+            batch.flush(&mut tx)?;
+        }
+    }
+    batch.flush(&mut tx)?;
+    if cold {
+        // Built once over all the rows: far faster than growing the graphs row by row.
+        tx.batch_execute("SET LOCAL maintenance_work_mem = '512MB'")?;
+        tx.batch_execute(schema::INDEXES)?;
     }
     let mut put_meta = |key: &str, value: &str| -> Result<(), PgError> {
         tx.execute(
@@ -298,6 +265,184 @@ pub fn publish(
     tx.commit()?;
     stats.millis = started.elapsed().as_millis() as u64;
     Ok(stats)
+}
+
+/// Chunk rows per insert statement.
+const BATCH_ROWS: usize = 2_000;
+
+/// Separates the items of a list sent as one text (folders, tags): not in any name a vault
+/// can give (a control character).
+const SEP: &str = "\u{1f}";
+
+/// Rows waiting to be inserted, column by column (each column one array parameter).
+#[derive(Default)]
+struct Batch {
+    notes: NoteColumns,
+    chunks: ChunkColumns,
+    tags: (Vec<String>, Vec<String>),
+    links: LinkColumns,
+}
+
+#[derive(Default)]
+struct NoteColumns {
+    path: Vec<String>,
+    title: Vec<String>,
+    sha256: Vec<String>,
+    fingerprint: Vec<String>,
+    properties: Vec<String>,
+    centroid: Vec<Option<Vector>>,
+}
+
+#[derive(Default)]
+struct ChunkColumns {
+    path: Vec<String>,
+    id: Vec<String>,
+    ordinal: Vec<i32>,
+    heading_path: Vec<String>,
+    start_line: Vec<i32>,
+    end_line: Vec<i32>,
+    content_hash: Vec<String>,
+    text: Vec<String>,
+    tsv: Vec<String>,
+    folders: Vec<String>,
+    tags: Vec<String>,
+    embedding: Vec<Option<Vector>>,
+}
+
+#[derive(Default)]
+struct LinkColumns {
+    path: Vec<String>,
+    target: Vec<String>,
+    subpath: Vec<Option<String>>,
+    kind: Vec<String>,
+    line: Vec<i32>,
+}
+
+impl Batch {
+    fn note(
+        &mut self,
+        note: &quire_index::store::NoteRow,
+        fingerprint: String,
+        properties: String,
+        centroid: Option<Vector>,
+    ) {
+        let n = &mut self.notes;
+        n.path.push(note.path.clone());
+        n.title.push(note.title.clone());
+        n.sha256.push(note.sha256.clone());
+        n.fingerprint.push(fingerprint);
+        n.properties.push(properties);
+        n.centroid.push(centroid);
+    }
+
+    fn chunk(
+        &mut self,
+        c: &quire_index::store::ChunkRow,
+        doc: Option<&quire_index::FullTextDoc>,
+        embedding: Option<Vector>,
+    ) {
+        let (tsv, tags) = match doc {
+            Some(d) => (
+                text::tsvector(&d.title, &d.headings, &d.body),
+                text::tag_terms(&d.tags),
+            ),
+            None => (String::new(), Vec::new()),
+        };
+        let k = &mut self.chunks;
+        k.path.push(c.note_path.clone());
+        k.id.push(c.id.clone());
+        k.ordinal.push(to_i32(c.ordinal));
+        k.heading_path
+            .push(serde_json::to_string(&c.heading_path).unwrap_or_default());
+        k.start_line.push(to_i32(c.start_line));
+        k.end_line.push(to_i32(c.end_line));
+        k.content_hash.push(c.content_hash.clone());
+        k.text.push(c.text.clone());
+        k.tsv.push(tsv);
+        k.folders.push(text::folders(&c.note_path).join(SEP));
+        k.tags.push(tags.join(SEP));
+        k.embedding.push(embedding);
+    }
+
+    fn tag(&mut self, path: &str, tag: &str) {
+        self.tags.0.push(path.to_string());
+        self.tags.1.push(tag.to_string());
+    }
+
+    fn link(&mut self, l: &quire_index::store::LinkRow) {
+        let k = &mut self.links;
+        k.path.push(l.note_path.clone());
+        k.target.push(l.target.clone());
+        k.subpath.push(l.subpath.clone());
+        k.kind.push(l.kind.clone());
+        k.line.push(to_i32(l.line));
+    }
+
+    /// Inserts what is waiting (notes first: chunks, tags and links refer to them).
+    fn flush(&mut self, tx: &mut postgres::Transaction<'_>) -> Result<(), PgError> {
+        let b = std::mem::take(self);
+        let n = &b.notes;
+        if !n.path.is_empty() {
+            tx.execute(
+                "INSERT INTO quire_notes (path, title, sha256, fingerprint, properties, centroid)
+                 SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[],
+                                      $6::vector[])",
+                &[
+                    &n.path,
+                    &n.title,
+                    &n.sha256,
+                    &n.fingerprint,
+                    &n.properties,
+                    &n.centroid,
+                ],
+            )?;
+        }
+        let c = &b.chunks;
+        if !c.path.is_empty() {
+            tx.execute(
+                "INSERT INTO quire_chunks (path, id, ordinal, heading_path, start_line, end_line,
+                    content_hash, text, tsv, folders, tags, embedding)
+                 SELECT path, id, ordinal, heading_path, start_line, end_line, content_hash,
+                        text, tsv::tsvector, string_to_array(folders, $13),
+                        string_to_array(tags, $13), embedding
+                 FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::int[],
+                             $6::int[], $7::text[], $8::text[], $9::text[], $10::text[],
+                             $11::text[], $12::vector[])
+                   AS t (path, id, ordinal, heading_path, start_line, end_line, content_hash,
+                         text, tsv, folders, tags, embedding)",
+                &[
+                    &c.path,
+                    &c.id,
+                    &c.ordinal,
+                    &c.heading_path,
+                    &c.start_line,
+                    &c.end_line,
+                    &c.content_hash,
+                    &c.text,
+                    &c.tsv,
+                    &c.folders,
+                    &c.tags,
+                    &c.embedding,
+                    &SEP,
+                ],
+            )?;
+        }
+        if !b.tags.0.is_empty() {
+            tx.execute(
+                "INSERT INTO quire_tags (path, tag) SELECT * FROM unnest($1::text[], $2::text[])",
+                &[&b.tags.0, &b.tags.1],
+            )?;
+        }
+        let l = &b.links;
+        if !l.path.is_empty() {
+            tx.execute(
+                "INSERT INTO quire_links (path, target, subpath, kind, line)
+                 SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[])",
+                &[&l.path, &l.target, &l.subpath, &l.kind, &l.line],
+            )?;
+        }
+        Ok(())
+    }
 }
 
 /// The vector size of a database published from an index without embeddings (the default

@@ -2,7 +2,7 @@
 //! read-only `REPEATABLE READ` transaction (one published generation for the whole answer).
 
 use std::cell::RefCell;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use pgvector::Vector;
@@ -217,35 +217,54 @@ impl Retrieval for Snapshot<'_> {
         self.pairs("SELECT path, properties FROM quire_notes")
     }
 
-    fn note_title(&self, path: &str) -> Result<Option<String>, SearchError> {
+    fn note_titles(&self, paths: &[&str]) -> Result<HashMap<String, String>, SearchError> {
         Ok(self
             .tx
             .borrow_mut()
-            .query_opt("SELECT title FROM quire_notes WHERE path = $1", &[&path])
+            .query(
+                "SELECT path, title FROM quire_notes WHERE path = ANY ($1)",
+                &[&paths],
+            )
             .map_err(db)?
-            .map(|r| r.get(0)))
+            .into_iter()
+            .map(|r| (r.get(0), r.get(1)))
+            .collect())
     }
 
-    fn chunk(&self, path: &str, id: &str) -> Result<Option<ChunkRow>, SearchError> {
-        let row = self
+    fn chunks(&self, keys: &[&ChunkKey]) -> Result<Vec<Option<ChunkRow>>, SearchError> {
+        let paths: Vec<&str> = keys.iter().map(|k| k.path.as_str()).collect();
+        let ids: Vec<&str> = keys.iter().map(|k| k.id.as_str()).collect();
+        let rows = self
             .tx
             .borrow_mut()
-            .query_opt(
-                "SELECT ordinal, heading_path, start_line, end_line, content_hash, text
-                 FROM quire_chunks WHERE path = $1 AND id = $2",
-                &[&path, &id],
+            .query(
+                "SELECT c.path, c.id, c.ordinal, c.heading_path, c.start_line, c.end_line,
+                        c.content_hash, c.text
+                 FROM unnest($1::text[], $2::text[]) AS k (path, id)
+                 JOIN quire_chunks c ON c.path = k.path AND c.id = k.id",
+                &[&paths, &ids],
             )
             .map_err(db)?;
-        Ok(row.map(|r| ChunkRow {
-            note_path: path.to_string(),
-            id: id.to_string(),
-            ordinal: usize::try_from(r.get::<_, i32>(0)).unwrap_or_default(),
-            heading_path: serde_json::from_str(&r.get::<_, String>(1)).unwrap_or_default(),
-            start_line: usize::try_from(r.get::<_, i32>(2)).unwrap_or_default(),
-            end_line: usize::try_from(r.get::<_, i32>(3)).unwrap_or_default(),
-            content_hash: r.get(4),
-            text: r.get(5),
-        }))
+        let mut found: HashMap<(String, String), ChunkRow> = rows
+            .into_iter()
+            .map(|r| {
+                let row = ChunkRow {
+                    note_path: r.get(0),
+                    id: r.get(1),
+                    ordinal: usize::try_from(r.get::<_, i32>(2)).unwrap_or_default(),
+                    heading_path: serde_json::from_str(&r.get::<_, String>(3)).unwrap_or_default(),
+                    start_line: usize::try_from(r.get::<_, i32>(4)).unwrap_or_default(),
+                    end_line: usize::try_from(r.get::<_, i32>(5)).unwrap_or_default(),
+                    content_hash: r.get(6),
+                    text: r.get(7),
+                };
+                ((row.note_path.clone(), row.id.clone()), row)
+            })
+            .collect();
+        Ok(keys
+            .iter()
+            .map(|k| found.remove(&(k.path.clone(), k.id.clone())))
+            .collect())
     }
 
     fn lexical(

@@ -7,9 +7,9 @@ pub(crate) const SCHEMA_VERSION: &str = "1";
 /// The advisory lock key of the one writer (a transaction holding it blocks publishing) (`'quire'` as a number).
 pub const WRITER_LOCK: i64 = 0x71_7569_7265;
 
-/// The statements that create the tables and indexes for vectors of `dimension` values (a
-/// number, so nothing of a user's is ever spliced into SQL).
-pub(crate) fn create(dimension: usize) -> String {
+/// The statements that create the tables for vectors of `dimension` values (a number, so
+/// nothing of a user's is ever spliced into SQL).
+pub(crate) fn tables(dimension: usize) -> String {
     format!(
         "CREATE EXTENSION IF NOT EXISTS vector;
          CREATE TABLE IF NOT EXISTS quire_meta (key text PRIMARY KEY, value text NOT NULL);
@@ -31,13 +31,18 @@ pub(crate) fn create(dimension: usize) -> String {
             path text NOT NULL REFERENCES quire_notes (path) ON DELETE CASCADE,
             target text NOT NULL, subpath text, kind text NOT NULL, line integer NOT NULL);
          CREATE INDEX IF NOT EXISTS quire_links_by_note ON quire_links (path);
-         CREATE INDEX IF NOT EXISTS quire_chunks_tsv ON quire_chunks USING gin (tsv);
-         CREATE INDEX IF NOT EXISTS quire_chunks_embedding ON quire_chunks
-            USING hnsw (embedding vector_cosine_ops);
-         CREATE INDEX IF NOT EXISTS quire_notes_centroid ON quire_notes
-            USING hnsw (centroid vector_cosine_ops);"
+"
     )
 }
+
+/// The search indexes: full text (GIN over the tsvectors) and pgvector HNSW graphs (cosine) over
+/// chunk vectors and note vectors.
+pub(crate) const INDEXES: &str = "
+    CREATE INDEX IF NOT EXISTS quire_chunks_tsv ON quire_chunks USING gin (tsv);
+    CREATE INDEX IF NOT EXISTS quire_chunks_embedding ON quire_chunks
+       USING hnsw (embedding vector_cosine_ops);
+    CREATE INDEX IF NOT EXISTS quire_notes_centroid ON quire_notes
+       USING hnsw (centroid vector_cosine_ops);";
 
 /// The statement that removes every quire table (a rebuild).
 pub(crate) const DROP: &str =

@@ -594,12 +594,20 @@ impl Retrieval for Searcher {
         Ok(self.store.properties()?)
     }
 
-    fn note_title(&self, path: &str) -> Result<Option<String>, SearchError> {
-        Ok(self.store.note_title(path)?)
+    fn note_titles(&self, paths: &[&str]) -> Result<HashMap<String, String>, SearchError> {
+        let mut titles = HashMap::new();
+        for path in paths {
+            if let Some(title) = self.store.note_title(path)? {
+                titles.insert(path.to_string(), title);
+            }
+        }
+        Ok(titles)
     }
 
-    fn chunk(&self, path: &str, id: &str) -> Result<Option<ChunkRow>, SearchError> {
-        Ok(self.store.chunk(path, id)?)
+    fn chunks(&self, keys: &[&ChunkKey]) -> Result<Vec<Option<ChunkRow>>, SearchError> {
+        keys.iter()
+            .map(|k| Ok(self.store.chunk(&k.path, &k.id)?))
+            .collect()
     }
 
     fn lexical(

@@ -29,10 +29,11 @@ pub trait Retrieval {
     fn tags(&self) -> Result<Vec<(String, String)>, SearchError>;
     /// Every note's path with its properties as a JSON object's text.
     fn properties(&self) -> Result<Vec<(String, String)>, SearchError>;
-    /// The note's title, `None` when the index has no such note.
-    fn note_title(&self, path: &str) -> Result<Option<String>, SearchError>;
-    /// One chunk of a note, `None` when the index has no such chunk.
-    fn chunk(&self, path: &str, id: &str) -> Result<Option<ChunkRow>, SearchError>;
+    /// The titles of the notes at `paths` (a note the index does not have is left out).
+    fn note_titles(&self, paths: &[&str]) -> Result<HashMap<String, String>, SearchError>;
+    /// The chunks named by `keys`, in their order (`None` for a chunk the index does not have);
+    /// one call for a whole page of results, so a database answers in one round trip.
+    fn chunks(&self, keys: &[&ChunkKey]) -> Result<Vec<Option<ChunkRow>>, SearchError>;
     /// At most `want` chunks ranked by full-text relevance to `query` with `boosts`, among the
     /// notes `filter`'s folder and tag let through (its other conditions are applied by the
     /// caller).
@@ -125,48 +126,67 @@ pub fn search(
             ranked
         }
     };
-    let terms = snippet::query_terms(&request.query);
-    let mut notes: Vec<NoteHit> = Vec::new();
-    let mut position: HashMap<String, usize> = HashMap::new();
+    // The page: at most k notes, in the order of their best chunk, each with its first
+    // `sections_per_note` chunks; then their titles and texts in one read each.
+    let mut order: Vec<String> = Vec::new();
+    let mut picked: HashMap<String, Vec<(ChunkKey, f32)>> = HashMap::new();
     for (key, score) in ranked {
-        let (path, id) = (key.path.as_str(), key.id.as_str());
-        let i = match position.get(path) {
-            Some(&i) => i,
+        let sections = match picked.get_mut(&key.path) {
+            Some(sections) => sections,
+            None if order.len() >= request.k => continue,
             None => {
-                notes.push(NoteHit {
-                    path: path.to_string(),
-                    title: index.note_title(path)?.unwrap_or_default(),
-                    score: note_scores.get(path).copied().unwrap_or(score),
-                    sections: Vec::new(),
-                });
-                position.insert(path.to_string(), notes.len() - 1);
-                notes.len() - 1
+                order.push(key.path.clone());
+                picked.entry(key.path.clone()).or_default()
             }
         };
-        if notes[i].sections.len() >= request.sections_per_note {
-            continue;
+        if sections.len() < request.sections_per_note {
+            sections.push((key, score));
         }
-        let Some(chunk) = index.chunk(path, id)? else {
-            continue;
+    }
+    let paths: Vec<&str> = order.iter().map(String::as_str).collect();
+    let titles = index.note_titles(&paths)?;
+    let keys: Vec<&ChunkKey> = order
+        .iter()
+        .flat_map(|p| picked[p].iter().map(|(k, _)| k))
+        .collect();
+    let mut rows = index.chunks(&keys)?.into_iter();
+    let terms = snippet::query_terms(&request.query);
+    let mut notes: Vec<NoteHit> = Vec::new();
+    for path in &order {
+        let sections = &picked[path];
+        let mut hit = NoteHit {
+            path: path.clone(),
+            title: titles.get(path).cloned().unwrap_or_default(),
+            score: note_scores
+                .get(path)
+                .copied()
+                .unwrap_or_else(|| sections.first().map_or(0.0, |(_, s)| *s)),
+            sections: Vec::new(),
         };
-        let body = chunk
-            .text
-            .split_once("\n\n")
-            .map(|(_, b)| b)
-            .unwrap_or(&chunk.text);
-        let (snippet, highlights) = snippet::snippet(body, &terms, 220);
-        let page = is_pdf(path).then(|| page_of(&chunk.heading_path)).flatten();
-        notes[i].sections.push(SectionHit {
-            page,
-            link: page.map(|p| page_link(path, p)),
-            chunk_id: chunk.id,
-            heading_path: chunk.heading_path,
-            start_line: chunk.start_line,
-            end_line: chunk.end_line,
-            snippet,
-            highlights,
-            score,
-        });
+        for (_, score) in sections {
+            let Some(Some(chunk)) = rows.next() else {
+                continue;
+            };
+            let body = chunk
+                .text
+                .split_once("\n\n")
+                .map(|(_, b)| b)
+                .unwrap_or(&chunk.text);
+            let (snippet, highlights) = snippet::snippet(body, &terms, 220);
+            let page = is_pdf(path).then(|| page_of(&chunk.heading_path)).flatten();
+            hit.sections.push(SectionHit {
+                page,
+                link: page.map(|p| page_link(path, p)),
+                chunk_id: chunk.id,
+                heading_path: chunk.heading_path,
+                start_line: chunk.start_line,
+                end_line: chunk.end_line,
+                snippet,
+                highlights,
+                score: *score,
+            });
+        }
+        notes.push(hit);
     }
     notes.truncate(request.k);
     Ok(SearchResults {

@@ -1,0 +1,109 @@
+//! `--backend postgres://…` end to end on the binary, against a real PostgreSQL 18 + pgvector
+//! (`quire_testkit::pg`): `index` publishes after its sync, `search` and `similar` answer from
+//! the database on a machine with neither the vault nor the local index, commands without a
+//! database path refuse the flag, and a URL that is not PostgreSQL is refused.
+
+#![allow(clippy::unwrap_used)] // tests stop at the first surprise
+
+use std::path::Path;
+
+use quire_testkit::{SampleVault, json, quire};
+
+const BIN: &str = env!("CARGO_BIN_EXE_quire");
+
+#[test]
+fn index_publishes_and_search_reads_the_database_without_the_vault() {
+    let sample = SampleVault::new(BIN);
+    let url = quire_testkit::pg::database();
+    let indexed = json(
+        &quire(BIN, &sample.vault, &sample.index)
+            .args(["--json", "--backend", &url, "index"])
+            .output()
+            .unwrap(),
+    );
+    let notes = indexed["notes_indexed"].as_u64().unwrap();
+    assert!(notes > 40);
+    assert_eq!(indexed["published"]["added"].as_u64(), Some(notes));
+    assert_eq!(indexed["published"]["generation"], indexed["generation"]);
+
+    // Another machine: no vault, no local index; the database is enough.
+    let elsewhere = Path::new("/nonexistent/quire-elsewhere");
+    let found = json(
+        &quire(BIN, elsewhere, &elsewhere.join("index"))
+            .args(["--json", "--backend", &url, "search", "Homelab"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(found["mode"], "bm25", "no model: BM25");
+    assert_eq!(found["results"][0]["path"], "Projects/Homelab.md");
+    let text = String::from_utf8(
+        quire(BIN, elsewhere, &elsewhere.join("index"))
+            .args(["--backend", &url, "search", "sourdough starter"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    assert!(
+        text.starts_with("1. Resources/Sourdough Starter.md"),
+        "{text}"
+    );
+    // Obsidian links name the vault the writer indexed.
+    let vault_name = sample.vault.file_name().unwrap().to_string_lossy();
+    assert!(
+        text.contains(&format!("obsidian://open?vault={vault_name}&")),
+        "{text}"
+    );
+
+    // A second index with nothing changed writes nothing.
+    let again = json(
+        &quire(BIN, &sample.vault, &sample.index)
+            .args(["--json", "--backend", &url, "index"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(again["published"]["added"], 0);
+    assert_eq!(again["published"]["updated"], 0);
+}
+
+#[test]
+fn commands_without_a_database_path_refuse_the_backend_and_bad_urls_are_refused() {
+    let sample = SampleVault::new(BIN);
+    for args in [
+        vec!["ask", "what is the starter called?"],
+        vec!["status"],
+        vec!["duplicates"],
+    ] {
+        let out = quire(BIN, &sample.vault, &sample.index)
+            .args([
+                "--backend",
+                "postgresql://nobody@/nowhere?host=/nonexistent",
+            ])
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("only `index`"), "{args:?}: {err}");
+    }
+    let out = quire(BIN, &sample.vault, &sample.index)
+        .args(["--backend", "mysql://db/quire", "search", "x"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not a PostgreSQL URL"), "{err}");
+    // A database that cannot be reached is an error that names PostgreSQL, not a panic.
+    let out = quire(BIN, &sample.vault, &sample.index)
+        .args([
+            "--backend",
+            "postgresql://nobody@/nowhere?host=/nonexistent",
+            "search",
+            "x",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("PostgreSQL"), "{err}");
+}
