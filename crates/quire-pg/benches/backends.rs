@@ -130,7 +130,7 @@ fn main() {
     let t = Instant::now();
     let published = quire_pg::publish(&store, &mut client, &PublishOptions::default()).unwrap();
     println!(
-        "publish to PostgreSQL, cold: {:.1} s ({} chunks, {} vectors; tsvector GIN and two HNSW indexes maintained on insert)",
+        "publish to PostgreSQL, cold: {:.1} s ({} chunks, {} vectors; rows in batches, then the GIN and two HNSW indexes built)",
         secs(t),
         published.chunks_written,
         published.vectors_written

@@ -117,6 +117,18 @@ pub fn publish(
 
     // The local index, grouped by note.
     let notes = store.notes()?;
+    // Nothing changed since the last publish (the same generation, notes and vectors): done,
+    // without reading the chunks, their text or the vectors.
+    let digest = source_digest(store, &notes, generation, space.as_ref())?;
+    if !options.rebuild && meta.get("source_digest") == Some(&digest) {
+        tx.commit()?;
+        return Ok(PublishStats {
+            notes: notes.len(),
+            generation,
+            millis: started.elapsed().as_millis() as u64,
+            ..PublishStats::default()
+        });
+    }
     let properties: HashMap<String, String> = store.properties()?.into_iter().collect();
     let mut chunks: HashMap<String, Vec<quire_index::store::ChunkRow>> = HashMap::new();
     for c in store.chunks(None)? {
@@ -256,6 +268,7 @@ pub fn publish(
     put_meta("schema_version", schema::SCHEMA_VERSION)?;
     put_meta("dimension", &dimension.to_string())?;
     put_meta("generation", &generation.to_string())?;
+    put_meta("source_digest", &digest)?;
     if !local_space.is_empty() {
         put_meta("space", &local_space)?;
     }
@@ -453,6 +466,30 @@ const DEFAULT_DIMENSION: usize = 384;
 /// larger one is stored as the limit rather than wrapped).
 fn to_i32(n: usize) -> i32 {
     i32::try_from(n).unwrap_or(i32::MAX)
+}
+
+/// What the local index holds, in short: its generation, every note's path, title and file
+/// hash, and how many vectors it has (vectors fill in after a first BM25-only index).
+fn source_digest(
+    store: &Store,
+    notes: &[quire_index::store::NoteRow],
+    generation: u64,
+    space: Option<&EmbeddingSpace>,
+) -> Result<String, PgError> {
+    let mut h = blake3::Hasher::new();
+    h.update(schema::SCHEMA_VERSION.as_bytes());
+    h.update(&generation.to_le_bytes());
+    if let Some(space) = space {
+        h.update(space.id().as_bytes());
+        h.update(&store.count_embeddings(&space.id())?.to_le_bytes());
+    }
+    for n in notes {
+        for part in [&n.path, &n.title, &n.sha256] {
+            h.update(part.as_bytes());
+            h.update(b"\0");
+        }
+    }
+    Ok(h.finalize().to_hex().to_string())
 }
 
 /// What decides whether a note is written again: its file's hash, its chunks (ids and text
