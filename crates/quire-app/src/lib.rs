@@ -97,6 +97,8 @@ pub struct AppConfig {
     pub name: &'static str,
     /// Searchers opened per index generation, so that this many searches run at once.
     pub searchers: usize,
+    /// A team's PostgreSQL database (`--backend`): `watch` publishes each sync to it.
+    pub database: Option<String>,
 }
 
 impl AppConfig {
@@ -111,6 +113,7 @@ impl AppConfig {
             debounce: None,
             name: "quire mcp",
             searchers: 1,
+            database: None,
         }
     }
 }

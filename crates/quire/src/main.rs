@@ -310,6 +310,7 @@ fn reads_the_local_index_only(command: &Command) -> bool {
     !matches!(
         command,
         Command::Index { .. }
+            | Command::Watch { .. }
             | Command::Search { .. }
             | Command::Similar { .. }
             | Command::Tree
@@ -329,7 +330,7 @@ fn run(cli: &Cli, out: &mut String) -> Result<ExitCode> {
         && reads_the_local_index_only(&cli.command)
     {
         anyhow::bail!(
-            "--backend {url}: only `index` (publishes to the database), `search` and `similar` use a database backend so far; run this command without --backend (and without QUIRE_BACKEND) where the local index is"
+            "--backend {url}: only `index` and `watch` (publish to the database), `search` and `similar` use a database backend so far; run this command without --backend (and without QUIRE_BACKEND) where the local index is"
         );
     }
     match &cli.command {

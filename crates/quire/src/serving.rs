@@ -32,6 +32,7 @@ fn served_vault(
     config.watch = !no_watch;
     config.debounce = debounce_ms.map(std::time::Duration::from_millis);
     config.name = name;
+    config.database = cli.backend.clone();
     Ok(config)
 }
 /// `quire mcp`: the read-only MCP server (with `allow_proposals`, one more tool that makes

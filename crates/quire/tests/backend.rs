@@ -107,3 +107,58 @@ fn commands_without_a_database_path_refuse_the_backend_and_bad_urls_are_refused(
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("PostgreSQL"), "{err}");
 }
+
+/// `quire search --backend URL QUERY --json` from a machine without the vault: the paths found.
+fn remote_search(url: &str, query: &str) -> Vec<String> {
+    let elsewhere = Path::new("/nonexistent/quire-elsewhere");
+    let out = quire(BIN, elsewhere, &elsewhere.join("index"))
+        .args(["--json", "--backend", url, "search", query])
+        .output()
+        .unwrap();
+    if !out.status.success() {
+        return Vec::new(); // not published yet
+    }
+    let found: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    found["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["path"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
+    let start = std::time::Instant::now();
+    while !done() {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(60),
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn watch_publishes_every_sync_to_the_database() {
+    let sample = SampleVault::new(BIN);
+    let url = quire_testkit::pg::database();
+    let mut watcher = quire(BIN, &sample.vault, &sample.index)
+        .args(["--backend", &url, "watch", "--debounce-ms", "200"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for("the first publish", || {
+        remote_search(&url, "Homelab").first().map(String::as_str) == Some("Projects/Homelab.md")
+    });
+    quire_testkit::edit_file(
+        &sample.vault.join("Projects/Homelab.md"),
+        "Three small machines",
+        "Three small quokkamachines",
+    );
+    wait_for("the edit in the database", || {
+        remote_search(&url, "quokkamachines") == vec!["Projects/Homelab.md".to_string()]
+    });
+    watcher.kill().unwrap();
+    watcher.wait().unwrap();
+}
