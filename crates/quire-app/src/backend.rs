@@ -104,3 +104,24 @@ pub fn publish(
     let mut client = quire_pg::connect(checked_url(url)?).map_err(SearchError::from)?;
     Ok(quire_pg::publish(&store, &mut client, options).map_err(SearchError::from)?)
 }
+
+/// After a sync of the local index at `location`: publishes it to the database at `url` and
+/// says so on stderr as `who` (a failure is reported, and the next sync's publish catches up:
+/// it compares the whole index).
+pub fn publish_after_sync(location: &IndexLocation, url: &str, vault_root: &str, who: &str) {
+    let options = PublishOptions {
+        rebuild: false,
+        vault_root: Some(vault_root.to_string()),
+    };
+    match publish(location, url, &options) {
+        Ok(p) => eprintln!(
+            "{who}: published generation {} to the database ({} added, {} updated, {} removed) in {:.2}s",
+            p.generation,
+            p.added,
+            p.updated,
+            p.removed,
+            p.millis as f64 / 1000.0
+        ),
+        Err(e) => eprintln!("{who}: publishing to the database failed: {e}"),
+    }
+}

@@ -164,15 +164,18 @@ pub fn start_live(
     config: AppConfig,
     on_event: impl Fn(&WatchEvent) + Send + 'static,
 ) -> Result<LiveVault, StartError> {
-    let live = Arc::new(Live::new(
-        config.vault_root,
-        config.open,
-        config.index,
-        config.embedder,
-        config.watch,
-        config.name,
-        config.searchers,
-    )?);
+    let live = Arc::new(
+        Live::new(
+            config.vault_root,
+            config.open,
+            config.index,
+            config.embedder,
+            config.watch,
+            config.name,
+            config.searchers,
+        )?
+        .with_database(config.database.clone()),
+    );
     spawn_first_parse(Arc::clone(&live))?;
     let watcher = if config.watch {
         let options = watch_options(&live.open, live.embedder.clone(), config.debounce);
@@ -214,6 +217,15 @@ pub fn start_live(
                             stats.generation, stats.notes_indexed, stats.notes_deleted
                         );
                         on_sync.reload_index();
+                        // The writer's server publishes each generation to the team's database.
+                        if let Some(url) = on_sync.database() {
+                            backend::publish_after_sync(
+                                &on_sync.index,
+                                url,
+                                &on_sync.root.display().to_string(),
+                                name,
+                            );
+                        }
                         // Release searches waiting for the first sync.
                         on_sync.first_sync_done(None);
                         if notes_changed {

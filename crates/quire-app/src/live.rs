@@ -137,6 +137,15 @@ pub struct Live {
     /// snapshot in place is never older than one already installed.
     reparse: Mutex<()>,
     searcher: Slot<IndexState>,
+    /// A team's database (`--backend`): searches and similar notes read it, not the local index.
+    database: Option<DatabasePool>,
+}
+
+/// Connections to a team's database, opened on first use (at most the pool's size), each one
+/// search at a time.
+struct DatabasePool {
+    url: String,
+    searchers: Mutex<Vec<Arc<quire_pg::PgSearcher>>>,
 }
 
 impl Live {
@@ -171,9 +180,87 @@ impl Live {
                 problem: None,
                 first_sync_pending: watching,
             }),
+            database: None,
         };
         live.reload_index();
         Ok(live)
+    }
+
+    /// Searches and similar notes read the database at `url` (a team's index, published by
+    /// the writer) instead of the local index.
+    pub fn with_database(mut self, url: Option<String>) -> Live {
+        self.database = url.map(|url| DatabasePool {
+            url,
+            searchers: Mutex::new(Vec::new()),
+        });
+        self
+    }
+
+    /// A searcher of the database: a new connection while the pool is not full, else the
+    /// next one in turn.
+    fn database_searcher(
+        &self,
+        pool: &DatabasePool,
+    ) -> Result<Arc<quire_pg::PgSearcher>, AppError> {
+        let mut searchers = pool.searchers.lock().unwrap_or_else(|e| e.into_inner());
+        searchers.retain(|s| !s.is_closed());
+        if searchers.len() < self.pool_size {
+            let url = crate::backend::checked_url(&pool.url)?;
+            let searcher =
+                quire_pg::PgSearcher::connect(url).map_err(quire_search::SearchError::from)?;
+            let searcher = Arc::new(match &self.embedder {
+                Some(e) => searcher.with_embedder(Arc::clone(e)),
+                None => searcher,
+            });
+            searchers.push(Arc::clone(&searcher));
+            return Ok(searcher);
+        }
+        let turn = self.turn.fetch_add(1, Ordering::Relaxed);
+        Ok(Arc::clone(&searchers[turn % searchers.len()]))
+    }
+
+    /// The notes that best match `request`, its mode `mode` or else the index's default
+    /// (hybrid with a model and vectors): from the team's database when there is one, else
+    /// from a searcher of the local index (waiting up to `wait` for the first sync).
+    pub fn search(
+        &self,
+        wait: Duration,
+        mode: Option<quire_search::Mode>,
+        mut request: quire_search::SearchRequest,
+    ) -> Result<quire_search::SearchResults, AppError> {
+        if let Some(pool) = &self.database {
+            let searcher = self.database_searcher(pool)?;
+            request.mode = mode.unwrap_or_else(|| searcher.default_mode());
+            return Ok(searcher.search(&request)?);
+        }
+        let searcher = self.searcher(wait)?;
+        let searcher = searcher.lock().unwrap_or_else(|e| e.into_inner());
+        request.mode = match mode {
+            Some(mode) => mode,
+            None => searcher.default_mode()?,
+        };
+        Ok(searcher.search(&request)?)
+    }
+
+    /// The notes most similar to `path`, from the team's database when there is one, else the
+    /// local index.
+    pub fn similar(
+        &self,
+        wait: Duration,
+        path: &str,
+        k: usize,
+    ) -> Result<Vec<quire_search::SimilarNote>, AppError> {
+        if let Some(pool) = &self.database {
+            return Ok(self.database_searcher(pool)?.similar(path, k)?);
+        }
+        let searcher = self.searcher(wait)?;
+        let searcher = searcher.lock().unwrap_or_else(|e| e.into_inner());
+        Ok(searcher.similar(path, k)?)
+    }
+
+    /// The team's database, when searches read one.
+    pub fn database(&self) -> Option<&str> {
+        self.database.as_ref().map(|p| p.url.as_str())
     }
 
     /// Opens one searcher on the index as it is now, pinned to the current generation: every

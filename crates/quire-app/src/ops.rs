@@ -107,14 +107,8 @@ pub fn search_notes(live: &Live, args: SearchNotesArgs) -> Result<Json, AppError
     if query.is_empty() {
         return Err(AppError::bad_arguments(SEARCH_NOTES, "`query` is empty"));
     }
-    let searcher = live.searcher(INDEX_WAIT)?;
-    let searcher = searcher.lock().unwrap_or_else(|e| e.into_inner());
     let mut request = SearchRequest::new(query);
     request.k = k;
-    request.mode = match args.mode {
-        Some(mode) => mode.into(),
-        None => searcher.default_mode()?,
-    };
     request.filter = search_filter(
         args.folder,
         args.tag,
@@ -123,7 +117,7 @@ pub fn search_notes(live: &Live, args: SearchNotesArgs) -> Result<Json, AppError
         args.until,
     )
     .map_err(|message| AppError::bad_arguments(SEARCH_NOTES, message))?;
-    let results = searcher.search(&request)?;
+    let results = live.search(INDEX_WAIT, args.mode.map(Into::into), request)?;
     let mut value = serde_json::to_value(&results).unwrap_or_default();
     value["hint"] = if results.results.is_empty() {
         "No note matched. Try other words, mode `hybrid` or `vector` (meaning), or drop the filters."
@@ -219,10 +213,7 @@ pub fn find_related_notes(live: &Live, args: FindRelatedNotesArgs) -> Result<Jso
     }
     // Similar notes need vectors; links are useful without them, so their absence is a note in
     // the result, not an error.
-    let similar = live.searcher(Duration::ZERO).and_then(|searcher| {
-        let searcher = searcher.lock().unwrap_or_else(|e| e.into_inner());
-        Ok(searcher.similar(&path, k)?)
-    });
+    let similar = live.similar(Duration::ZERO, &path, k);
     match similar {
         Ok(notes) => value["similar"] = serde_json::to_value(notes).unwrap_or_default(),
         Err(e) => value["similar_unavailable"] = e.to_string().into(),

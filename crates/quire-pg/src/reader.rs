@@ -52,6 +52,14 @@ impl PgSearcher {
         self
     }
 
+    /// Whether the connection is gone (the server restarted or dropped it): open another.
+    pub fn is_closed(&self) -> bool {
+        self.client
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_closed()
+    }
+
     /// A value the writer recorded (`generation`, `vault_root`, `space`, …).
     pub fn meta(&self, key: &str) -> Result<Option<String>, PgError> {
         let mut client = self.client.lock().unwrap_or_else(|e| e.into_inner());

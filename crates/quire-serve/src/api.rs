@@ -149,16 +149,10 @@ pub(crate) async fn search(
     )
     .map_err(ApiError::bad_request)?;
     blocking(move || {
-        let searcher = state.live.searcher(INDEX_WAIT)?;
-        let searcher = searcher.lock().unwrap_or_else(|e| e.into_inner());
         let mut request = SearchRequest::new(q);
         request.k = k as usize;
-        request.mode = match mode {
-            Some(mode) => mode,
-            None => searcher.default_mode()?,
-        };
         request.filter = filter;
-        let results = searcher.search(&request)?;
+        let results = state.live.search(INDEX_WAIT, mode, request)?;
         let value = serde_json::to_value(results)
             .map_err(|e| ApiError::internal(format!("cannot serialize the results: {e}")))?;
         Ok(Json(fit_result(value, MAX_RESULT_BYTES)))

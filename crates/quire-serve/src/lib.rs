@@ -369,10 +369,7 @@ pub fn watch(config: quire_app::AppConfig) -> Result<(), ServeError> {
     let _lock = lock_watcher(&config.index)?;
     let options = quire_app::watch_options(&config.open, config.embedder.clone(), config.debounce);
     let (index, database) = (config.index.clone(), config.database.clone());
-    let publish = quire_app::backend::PublishOptions {
-        rebuild: false,
-        vault_root: Some(config.vault_root.display().to_string()),
-    };
+    let root = config.vault_root.display().to_string();
     let handle = quire_watch::spawn(
         config.vault_root.clone(),
         config.index.clone(),
@@ -389,20 +386,9 @@ pub fn watch(config: quire_app::AppConfig) -> Result<(), ServeError> {
                     changes.deletes.len(),
                     stats.seconds
                 );
-                // A team's database gets each generation; a failed publish is retried by the
-                // next sync's (it compares the whole index, so nothing is lost).
+                // A team's database gets each generation.
                 if let Some(url) = &database {
-                    match quire_app::backend::publish(&index, url, &publish) {
-                        Ok(p) => eprintln!(
-                            "quire watch: published generation {} to the database ({} added, {} updated, {} removed) in {:.2}s",
-                            p.generation,
-                            p.added,
-                            p.updated,
-                            p.removed,
-                            p.millis as f64 / 1000.0
-                        ),
-                        Err(e) => eprintln!("quire watch: publishing to the database failed: {e}"),
-                    }
+                    quire_app::backend::publish_after_sync(&index, url, &root, "quire watch");
                 }
             }
             WatchEvent::Failed { message, .. } => eprintln!("quire watch: sync failed: {message}"),

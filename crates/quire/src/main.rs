@@ -311,6 +311,8 @@ fn reads_the_local_index_only(command: &Command) -> bool {
         command,
         Command::Index { .. }
             | Command::Watch { .. }
+            | Command::Serve { .. }
+            | Command::Mcp { .. }
             | Command::Search { .. }
             | Command::Similar { .. }
             | Command::Tree
@@ -330,7 +332,7 @@ fn run(cli: &Cli, out: &mut String) -> Result<ExitCode> {
         && reads_the_local_index_only(&cli.command)
     {
         anyhow::bail!(
-            "--backend {url}: only `index` and `watch` (publish to the database), `search` and `similar` use a database backend so far; run this command without --backend (and without QUIRE_BACKEND) where the local index is"
+            "--backend {url}: only `index` and `watch` (publish to the database), `search`, `similar`, and the search and similar notes of `serve` and `mcp` use a database backend so far; run this command without --backend (and without QUIRE_BACKEND) where the local index is"
         );
     }
     match &cli.command {

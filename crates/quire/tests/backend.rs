@@ -162,3 +162,64 @@ fn watch_publishes_every_sync_to_the_database() {
     watcher.kill().unwrap();
     watcher.wait().unwrap();
 }
+
+/// Several `quire serve` over one database: two servers on a machine without the vault's index
+/// (an empty vault folder, no watching) answer `/api/search` from the database the writer
+/// published, and see the writer's next publish.
+#[test]
+fn several_servers_search_one_database() {
+    let sample = SampleVault::new(BIN);
+    let url = quire_testkit::pg::database();
+    quire_testkit::ok(
+        &quire(BIN, &sample.vault, &sample.index)
+            .args(["--backend", &url, "index"])
+            .output()
+            .unwrap(),
+    );
+    let reader = tempfile::tempdir().unwrap();
+    let empty_vault = reader.path().join("vault");
+    std::fs::create_dir(&empty_vault).unwrap();
+    let servers: Vec<quire_testkit::Server> = (0..2)
+        .map(|_| {
+            let mut command = quire(BIN, &empty_vault, &reader.path().join("index"));
+            command.args(["--backend", &url, "serve", "--port", "0", "--no-watch"]);
+            quire_testkit::Server::start(&mut command, std::time::Duration::from_secs(60))
+        })
+        .collect();
+    let search = |server: &quire_testkit::Server, q: &str| -> Vec<String> {
+        let body = ureq::get(format!("{}/api/search?q={q}", server.url))
+            .call()
+            .unwrap()
+            .body_mut()
+            .read_to_string()
+            .unwrap();
+        let value: serde_json::Value = serde_json::from_str(&body).unwrap();
+        value["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["path"].as_str().unwrap().to_string())
+            .collect()
+    };
+    for server in &servers {
+        assert_eq!(search(server, "Homelab")[0], "Projects/Homelab.md");
+        assert!(search(server, "quokkamachines").is_empty());
+    }
+    quire_testkit::edit_file(
+        &sample.vault.join("Projects/Homelab.md"),
+        "Three small machines",
+        "Three small quokkamachines",
+    );
+    quire_testkit::ok(
+        &quire(BIN, &sample.vault, &sample.index)
+            .args(["--backend", &url, "index"])
+            .output()
+            .unwrap(),
+    );
+    for server in &servers {
+        assert_eq!(
+            search(server, "quokkamachines"),
+            vec!["Projects/Homelab.md"]
+        );
+    }
+}
