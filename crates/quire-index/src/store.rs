@@ -227,6 +227,32 @@ impl Store {
         rows.collect::<Result<_, _>>().map_err(db_err)
     }
 
+    /// Every chunk's identity and text hash, (note path, id, content hash), in the order of
+    /// [`Store::chunks`], without the text.
+    pub fn chunk_hashes(&self) -> Result<Vec<(String, String, String)>, IndexError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT note_path, id, content_hash FROM chunks ORDER BY note_path, seq")
+            .map_err(db_err)?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .map_err(db_err)?;
+        rows.collect::<Result<_, _>>().map_err(db_err)
+    }
+
+    /// The content hashes that have a vector in `space_id`.
+    pub fn embedded_hashes(
+        &self,
+        space_id: &str,
+    ) -> Result<std::collections::HashSet<String>, IndexError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT content_hash FROM embeddings WHERE space_id = ?1")
+            .map_err(db_err)?;
+        let rows = stmt.query_map([space_id], |r| r.get(0)).map_err(db_err)?;
+        rows.collect::<Result<_, _>>().map_err(db_err)
+    }
+
     /// One chunk by note path and id.
     pub fn chunk(&self, note_path: &str, id: &str) -> Result<Option<ChunkRow>, IndexError> {
         let sql =

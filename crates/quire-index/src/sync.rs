@@ -20,6 +20,7 @@ use serde::Serialize;
 use crate::error::IndexError;
 use crate::fulltext::{FullText, FullTextDoc};
 use crate::lock::WriterLock;
+use crate::store::ChunkRow;
 use crate::store::Store;
 
 /// Where an index lives: `quire.sqlite` and `fulltext/` in one directory.
@@ -628,6 +629,18 @@ impl ChunkKey {
 /// Every chunk of the store as a full-text document (for a rebuild without re-reading the vault,
 /// or a database backend's copy of the index).
 pub fn docs_from_store(store: &Store) -> Result<Vec<FullTextDoc>, IndexError> {
+    Ok(docs_with_chunks(store, None)?
+        .into_iter()
+        .map(|(_, d)| d)
+        .collect())
+}
+
+/// The full-text documents of the chunks of the notes at `paths` (`None`: every note), in the
+/// store's order, each with the document of the chunk it came from.
+pub fn docs_with_chunks(
+    store: &Store,
+    paths: Option<&[&str]>,
+) -> Result<Vec<(ChunkRow, FullTextDoc)>, IndexError> {
     let titles: HashMap<String, String> = store
         .notes()?
         .into_iter()
@@ -638,8 +651,17 @@ pub fn docs_from_store(store: &Store) -> Result<Vec<FullTextDoc>, IndexError> {
         tags.entry(path).or_default().push(tag);
     }
     let types = store.note_types()?;
-    Ok(store
-        .chunks(None)?
+    let chunks = match paths {
+        None => store.chunks(None)?,
+        Some(paths) => {
+            let mut chunks = Vec::new();
+            for path in paths {
+                chunks.extend(store.chunks(Some(path))?);
+            }
+            chunks
+        }
+    };
+    Ok(chunks
         .into_iter()
         .map(|c| {
             // The stored text is "context\n\nbody" (see quire_vault::chunk); the context line never
@@ -652,15 +674,16 @@ pub fn docs_from_store(store: &Store) -> Result<Vec<FullTextDoc>, IndexError> {
             let mut note_tags = tags.get(&c.note_path).cloned().unwrap_or_default();
             note_tags.sort();
             note_tags.dedup();
-            FullTextDoc {
+            let doc = FullTextDoc {
                 key: ChunkKey::new(&c.note_path, &c.id).encode(),
                 title: titles.get(&c.note_path).cloned().unwrap_or_default(),
                 headings: c.heading_path.join(" / "),
                 body,
                 tags: note_tags,
                 doc_type: types.get(&c.note_path).cloned(),
-                path: c.note_path,
-            }
+                path: c.note_path.clone(),
+            };
+            (c, doc)
         })
         .collect())
 }

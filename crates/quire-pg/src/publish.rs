@@ -6,8 +6,10 @@ use std::time::Instant;
 use pgvector::Vector;
 use postgres::Client;
 use quire_embed::EmbeddingSpace;
+use quire_index::FullTextDoc;
 use quire_index::Store;
-use quire_index::sync::{ChunkKey, SPACE_KEY, docs_from_store};
+use quire_index::store::ChunkRow;
+use quire_index::sync::{SPACE_KEY, docs_with_chunks};
 use quire_search::vectors::VectorMatrix;
 
 use crate::{PgError, schema, text};
@@ -129,15 +131,62 @@ pub fn publish(
             ..PublishStats::default()
         });
     }
-    let properties: HashMap<String, String> = store.properties()?.into_iter().collect();
-    let mut chunks: HashMap<String, Vec<quire_index::store::ChunkRow>> = HashMap::new();
-    for c in store.chunks(None)? {
-        chunks.entry(c.note_path.clone()).or_default().push(c);
+    // Which notes changed: decided from chunk ids, text hashes and which texts have vectors,
+    // without reading any text or vector.
+    let mut hashes: HashMap<String, Vec<(String, String)>> = HashMap::new();
+    for (path, id, hash) in store.chunk_hashes()? {
+        hashes.entry(path).or_default().push((id, hash));
     }
-    let docs: HashMap<String, quire_index::FullTextDoc> = docs_from_store(store)?
+    let embedded = match &space {
+        Some(space) => store.embedded_hashes(&space.id())?,
+        None => HashSet::new(),
+    };
+    let stored: HashMap<String, String> = tx
+        .query("SELECT path, fingerprint FROM quire_notes", &[])?
         .into_iter()
-        .map(|d| (d.key.clone(), d))
+        .map(|r| (r.get(0), r.get(1)))
         .collect();
+    let local_paths: HashSet<&str> = notes.iter().map(|n| n.path.as_str()).collect();
+    let removed: Vec<String> = stored
+        .keys()
+        .filter(|p| !local_paths.contains(p.as_str()))
+        .cloned()
+        .collect();
+    let mut stats = PublishStats {
+        removed: removed.len(),
+        notes: notes.len(),
+        generation,
+        ..PublishStats::default()
+    };
+    let mut replaced = removed;
+    let mut write = Vec::new();
+    for note in &notes {
+        let own = hashes
+            .get(&note.path)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        let fp = fingerprint(note, own, &embedded);
+        match stored.get(&note.path) {
+            Some(old) if *old == fp => continue,
+            Some(_) => {
+                stats.updated += 1;
+                replaced.push(note.path.clone());
+            }
+            None => stats.added += 1,
+        }
+        write.push((note, fp));
+    }
+
+    // What the notes to write need: their chunks with full-text documents, tags, links,
+    // properties, vectors and note vectors; read for those notes alone when they are few.
+    let few = write.len() * 4 < notes.len();
+    let paths: Vec<&str> = write.iter().map(|(n, _)| n.path.as_str()).collect();
+    let only = few.then_some(paths.as_slice());
+    let properties: HashMap<String, String> = store.properties()?.into_iter().collect();
+    let mut chunks: HashMap<String, Vec<(ChunkRow, FullTextDoc)>> = HashMap::new();
+    for (c, d) in docs_with_chunks(store, only)? {
+        chunks.entry(c.note_path.clone()).or_default().push((c, d));
+    }
     let mut tags: HashMap<String, Vec<String>> = HashMap::new();
     for (path, tag) in store.tags()? {
         tags.entry(path).or_default().push(tag);
@@ -148,7 +197,10 @@ pub fn publish(
     }
     let (vectors, centroids) = match &space {
         Some(space) => {
-            let (keys, data) = store.vectors(&space.id(), space.dimension)?;
+            let (keys, data) = match only {
+                Some(paths) => store.vectors_of_notes(&space.id(), space.dimension, paths)?,
+                None => store.vectors(&space.id(), space.dimension)?,
+            };
             let matrix = VectorMatrix {
                 keys,
                 data,
@@ -172,43 +224,6 @@ pub fn publish(
         let i = *rows.get(&(path.to_string(), id.to_string()))?;
         Some(matrix.row(i).to_vec())
     };
-
-    // What the database holds, and what must change.
-    let stored: HashMap<String, String> = tx
-        .query("SELECT path, fingerprint FROM quire_notes", &[])?
-        .into_iter()
-        .map(|r| (r.get(0), r.get(1)))
-        .collect();
-    let local_paths: HashSet<&str> = notes.iter().map(|n| n.path.as_str()).collect();
-    let removed: Vec<String> = stored
-        .keys()
-        .filter(|p| !local_paths.contains(p.as_str()))
-        .cloned()
-        .collect();
-    let mut stats = PublishStats {
-        removed: removed.len(),
-        notes: notes.len(),
-        generation,
-        ..PublishStats::default()
-    };
-    let mut replaced = removed;
-    let mut write = Vec::new();
-    for note in &notes {
-        let own = chunks
-            .get(&note.path)
-            .map(Vec::as_slice)
-            .unwrap_or_default();
-        let fp = fingerprint(note, own, |id| vector_of(&note.path, id).is_some());
-        match stored.get(&note.path) {
-            Some(old) if *old == fp => continue,
-            Some(_) => {
-                stats.updated += 1;
-                replaced.push(note.path.clone());
-            }
-            None => stats.added += 1,
-        }
-        write.push((note, fp));
-    }
     if !replaced.is_empty() {
         tx.execute("DELETE FROM quire_notes WHERE path = ANY($1)", &[&replaced])?;
     }
@@ -229,13 +244,11 @@ pub fn publish(
                 .flatten()
                 .map(Vector::from),
         );
-        for c in chunks
+        for (c, doc) in chunks
             .get(&note.path)
             .map(Vec::as_slice)
             .unwrap_or_default()
         {
-            let key = ChunkKey::new(&c.note_path, &c.id).encode();
-            let doc = docs.get(&key);
             let embedding = vector_of(&c.note_path, &c.id).map(Vector::from);
             stats.vectors_written += usize::from(embedding.is_some());
             stats.chunks_written += 1;
@@ -351,16 +364,11 @@ impl Batch {
     fn chunk(
         &mut self,
         c: &quire_index::store::ChunkRow,
-        doc: Option<&quire_index::FullTextDoc>,
+        doc: &FullTextDoc,
         embedding: Option<Vector>,
     ) {
-        let (tsv, tags) = match doc {
-            Some(d) => (
-                text::tsvector(&d.title, &d.headings, &d.body),
-                text::tag_terms(&d.tags),
-            ),
-            None => (String::new(), Vec::new()),
-        };
+        let tsv = text::tsvector(&doc.title, &doc.headings, &doc.body);
+        let tags = text::tag_terms(&doc.tags);
         let k = &mut self.chunks;
         k.path.push(c.note_path.clone());
         k.id.push(c.id.clone());
@@ -497,19 +505,19 @@ fn source_digest(
 /// have a vector (vectors fill in after a first BM25-only index).
 fn fingerprint(
     note: &quire_index::store::NoteRow,
-    chunks: &[quire_index::store::ChunkRow],
-    has_vector: impl Fn(&str) -> bool,
+    chunks: &[(String, String)],
+    embedded: &HashSet<String>,
 ) -> String {
     let mut h = blake3::Hasher::new();
     h.update(note.sha256.as_bytes());
     h.update(b"\0");
     h.update(note.title.as_bytes());
-    for c in chunks {
+    for (id, hash) in chunks {
         h.update(b"\0");
-        h.update(c.id.as_bytes());
+        h.update(id.as_bytes());
         h.update(b"\0");
-        h.update(c.content_hash.as_bytes());
-        h.update(if has_vector(&c.id) { b"v" } else { b"-" });
+        h.update(hash.as_bytes());
+        h.update(if embedded.contains(hash) { b"v" } else { b"-" });
     }
     h.finalize().to_hex()[..32].to_string()
 }
