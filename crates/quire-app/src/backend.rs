@@ -7,7 +7,7 @@ use std::sync::Arc;
 use quire_embed::Embedder;
 use quire_index::{IndexLocation, Store};
 use quire_pg::PgSearcher;
-pub use quire_pg::{PublishOptions, PublishStats};
+pub use quire_pg::{PgStatus, PublishOptions, PublishStats};
 use quire_search::{Mode, SearchError, SearchRequest, SearchResults, Searcher, SimilarNote};
 
 use crate::AppError;
@@ -124,4 +124,10 @@ pub fn publish_after_sync(location: &IndexLocation, url: &str, vault_root: &str,
         ),
         Err(e) => eprintln!("{who}: publishing to the database failed: {e}"),
     }
+}
+
+/// What the database at `url` holds (for `quire status --backend`).
+pub fn database_status(url: &str) -> Result<PgStatus, AppError> {
+    let searcher = PgSearcher::connect(checked_url(url)?).map_err(SearchError::from)?;
+    Ok(searcher.status().map_err(SearchError::from)?)
 }

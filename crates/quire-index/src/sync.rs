@@ -559,7 +559,7 @@ fn note_failed(path: &str, why: &str) -> Skipped {
 /// would: nothing is flushed or unwound). Costs one environment lookup per point per sync.
 /// A point whose name starts with `stall` sleeps 5 s instead (a sync that hangs, for the
 /// watcher's stall report).
-pub(crate) fn failpoint(name: &str) {
+pub fn failpoint(name: &str) {
     if std::env::var_os("QUIRE_FAILPOINT").is_some_and(|v| v == name) {
         if name.starts_with("stall") {
             std::thread::sleep(std::time::Duration::from_secs(5));

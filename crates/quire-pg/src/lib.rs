@@ -28,7 +28,7 @@ mod schema;
 pub mod text;
 
 pub use publish::{PublishOptions, PublishStats, publish};
-pub use reader::PgSearcher;
+pub use reader::{PgSearcher, PgStatus};
 pub use schema::WRITER_LOCK;
 
 /// Why the database backend failed.

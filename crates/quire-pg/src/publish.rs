@@ -288,6 +288,7 @@ pub fn publish(
     if let Some(root) = &options.vault_root {
         put_meta("vault_root", root)?;
     }
+    quire_index::sync::failpoint("pg_before_commit");
     tx.commit()?;
     stats.millis = started.elapsed().as_millis() as u64;
     Ok(stats)

@@ -52,6 +52,42 @@ impl PgSearcher {
         self
     }
 
+    /// What the database holds: one snapshot's counts and the writer's records.
+    pub fn status(&self) -> Result<PgStatus, PgError> {
+        let mut client = self.client.lock().unwrap_or_else(|e| e.into_inner());
+        let mut tx = client
+            .build_transaction()
+            .isolation_level(IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()?;
+        let meta: HashMap<String, String> = tx
+            .query("SELECT key, value FROM quire_meta", &[])?
+            .into_iter()
+            .map(|r| (r.get(0), r.get(1)))
+            .collect();
+        let counts = tx.query_one(
+            "SELECT (SELECT count(*) FROM quire_notes), (SELECT count(*) FROM quire_chunks),
+                    (SELECT count(*) FROM quire_chunks WHERE embedding IS NOT NULL),
+                    pg_database_size(current_database())",
+            &[],
+        )?;
+        let count = |i: usize| u64::try_from(counts.get::<_, i64>(i)).unwrap_or_default();
+        let status = PgStatus {
+            generation: meta
+                .get("generation")
+                .and_then(|g| g.parse().ok())
+                .unwrap_or_default(),
+            notes: count(0),
+            chunks: count(1),
+            vectors: count(2),
+            database_bytes: count(3),
+            embedding_model: self.space.as_ref().map(|s| s.model.clone()),
+            vault_root: meta.get("vault_root").cloned(),
+        };
+        tx.commit()?;
+        Ok(status)
+    }
+
     /// Whether the connection is gone (the server restarted or dropped it): open another.
     pub fn is_closed(&self) -> bool {
         self.client
@@ -162,6 +198,25 @@ impl PgSearcher {
                 .collect())
         })
     }
+}
+
+/// What a database backend holds (see [`PgSearcher::status`]).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct PgStatus {
+    /// The generation last published.
+    pub generation: u64,
+    /// Notes, chunks, and chunks with a vector.
+    pub notes: u64,
+    /// Chunk rows.
+    pub chunks: u64,
+    /// Chunk rows with a vector.
+    pub vectors: u64,
+    /// The whole database's size on disk.
+    pub database_bytes: u64,
+    /// The embedding model of the published vectors, if any.
+    pub embedding_model: Option<String>,
+    /// The vault's folder on the writer's machine.
+    pub vault_root: Option<String>,
 }
 
 /// One read-only transaction: what a search reads.

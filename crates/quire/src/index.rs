@@ -78,6 +78,31 @@ pub(crate) fn index(cli: &Cli, rebuild: bool, out: &mut String) -> Result<ExitCo
 }
 
 pub(crate) fn status(cli: &Cli, out: &mut String) -> Result<ExitCode> {
+    if let Some(url) = &cli.backend {
+        let status = quire_app::backend::database_status(url)?;
+        if cli.json {
+            print_json(out, &status);
+        } else {
+            outln!(
+                out,
+                "database: generation {}, {} notes, {} chunks ({} with vectors{}), {:.1} MB",
+                status.generation,
+                status.notes,
+                status.chunks,
+                status.vectors,
+                status
+                    .embedding_model
+                    .as_deref()
+                    .map(|m| format!(", model {m}"))
+                    .unwrap_or_default(),
+                status.database_bytes as f64 / 1e6
+            );
+            if let Some(root) = &status.vault_root {
+                outln!(out, "published from: {root}");
+            }
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let location = index_location(cli)?;
     let searcher = Searcher::open_any(&location)?;
     let report = quire_app::StatusReport::of(&searcher, location.dir.clone(), usize::MAX)?;

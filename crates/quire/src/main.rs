@@ -307,23 +307,29 @@ fn parse_size_cap(text: &str) -> Result<f64, String> {
 /// Whether `command` answers from the local index and has no database path yet (so a
 /// `--backend` given with it would be silently ignored).
 fn reads_the_local_index_only(command: &Command) -> bool {
-    !matches!(
-        command,
-        Command::Index { .. }
-            | Command::Watch { .. }
-            | Command::Serve { .. }
-            | Command::Mcp { .. }
-            | Command::Search { .. }
-            | Command::Similar { .. }
-            | Command::Tree
-            | Command::Manifest
-            | Command::Outline { .. }
-            | Command::Read { .. }
-            | Command::Links { .. }
-            | Command::Chunks { .. }
-            | Command::Scan
-            | Command::ExportIndex { .. }
-    )
+    match command {
+        // The structural audit reads the vault alone; its clusters and deep audit read the
+        // local index.
+        Command::Audit { deep, clusters, .. } => deep.deep || *clusters,
+        _ => !matches!(
+            command,
+            Command::Index { .. }
+                | Command::Watch { .. }
+                | Command::Serve { .. }
+                | Command::Mcp { .. }
+                | Command::Status
+                | Command::Search { .. }
+                | Command::Similar { .. }
+                | Command::Tree
+                | Command::Manifest
+                | Command::Outline { .. }
+                | Command::Read { .. }
+                | Command::Links { .. }
+                | Command::Chunks { .. }
+                | Command::Scan
+                | Command::ExportIndex { .. }
+        ),
+    }
 }
 
 /// Runs one command; its output goes to `out` (printed once at the end).
@@ -332,7 +338,7 @@ fn run(cli: &Cli, out: &mut String) -> Result<ExitCode> {
         && reads_the_local_index_only(&cli.command)
     {
         anyhow::bail!(
-            "--backend {url}: only `index` and `watch` (publish to the database), `search`, `similar`, and the search and similar notes of `serve` and `mcp` use a database backend so far; run this command without --backend (and without QUIRE_BACKEND) where the local index is"
+            "--backend {url}: only `index` and `watch` (publish to the database), `search`, `similar`, `status`, and the search and similar notes of `serve` and `mcp` use a database backend so far; run this command without --backend (and without QUIRE_BACKEND) where the local index is"
         );
     }
     match &cli.command {

@@ -55,6 +55,17 @@ fn index_publishes_and_search_reads_the_database_without_the_vault() {
         "{text}"
     );
 
+    let status = json(
+        &quire(BIN, elsewhere, &elsewhere.join("index"))
+            .args(["--json", "--backend", &url, "status"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(status["notes"].as_u64(), Some(notes));
+    assert_eq!(status["chunks"], indexed["chunks_total"]);
+    assert_eq!(status["vectors"], 0, "indexed without the model");
+    assert_eq!(status["generation"], indexed["generation"]);
+
     // A second index with nothing changed writes nothing.
     let again = json(
         &quire(BIN, &sample.vault, &sample.index)
@@ -71,8 +82,9 @@ fn commands_without_a_database_path_refuse_the_backend_and_bad_urls_are_refused(
     let sample = SampleVault::new(BIN);
     for args in [
         vec!["ask", "what is the starter called?"],
-        vec!["status"],
         vec!["duplicates"],
+        vec!["audit", "--clusters"],
+        vec!["moc"],
     ] {
         let out = quire(BIN, &sample.vault, &sample.index)
             .args([
@@ -222,4 +234,64 @@ fn several_servers_search_one_database() {
             vec!["Projects/Homelab.md"]
         );
     }
+}
+
+/// A writer killed in the middle of a publish (abort just before the commit, as a kill -9
+/// would) leaves the database at its previous generation, whole; the next `index` publishes
+/// what the killed one did not.
+#[test]
+fn a_publish_killed_before_its_commit_leaves_the_previous_generation() {
+    let sample = SampleVault::new(BIN);
+    let url = quire_testkit::pg::database();
+    let first = json(
+        &quire(BIN, &sample.vault, &sample.index)
+            .args(["--json", "--backend", &url, "index"])
+            .output()
+            .unwrap(),
+    );
+    quire_testkit::edit_file(
+        &sample.vault.join("Projects/Homelab.md"),
+        "Three small machines",
+        "Three small quokkamachines",
+    );
+    std::fs::remove_file(sample.vault.join("Resources/Running Shoes.md")).unwrap();
+    let killed = quire(BIN, &sample.vault, &sample.index)
+        .env("QUIRE_FAILPOINT", "pg_before_commit")
+        .args(["--backend", &url, "index"])
+        .output()
+        .unwrap();
+    assert!(!killed.status.success());
+    assert!(String::from_utf8_lossy(&killed.stderr).contains("failpoint pg_before_commit"));
+    let elsewhere = Path::new("/nonexistent/quire-elsewhere");
+    let search = |q: &str| {
+        json(
+            &quire(BIN, elsewhere, &elsewhere.join("index"))
+                .args(["--json", "--backend", &url, "search", q])
+                .output()
+                .unwrap(),
+        )
+    };
+    let old = search("quokkamachines Running Shoes");
+    assert_eq!(old["generation"], first["generation"]);
+    let paths: Vec<&str> = old["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["path"].as_str().unwrap())
+        .collect();
+    assert!(paths.contains(&"Resources/Running Shoes.md"), "{paths:?}");
+    assert!(!paths.contains(&"Projects/Homelab.md"), "{paths:?}");
+    // The local index has the new generation; the next publish catches the database up.
+    let again = json(
+        &quire(BIN, &sample.vault, &sample.index)
+            .args(["--json", "--backend", &url, "index"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(again["notes_indexed"], 0, "the local sync had committed");
+    assert_eq!(again["published"]["updated"], 1);
+    assert_eq!(again["published"]["removed"], 1);
+    let new = search("quokkamachines");
+    assert_eq!(new["results"][0]["path"], "Projects/Homelab.md");
+    assert!(new["generation"].as_u64() > first["generation"].as_u64());
 }
