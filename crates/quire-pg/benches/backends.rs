@@ -81,16 +81,21 @@ fn secs(t: Instant) -> f64 {
     t.elapsed().as_secs_f64()
 }
 
-/// p50 and p99 in ms of `run` over `queries`.
-fn latencies(queries: &[String], mut run: impl FnMut(&str) -> SearchResults) -> (f64, f64) {
-    let ms: Vec<f64> = queries
+/// The time of `run` on each of `queries`, in ms.
+fn timed(queries: &[String], run: impl Fn(&str) -> SearchResults) -> Vec<f64> {
+    queries
         .iter()
         .map(|q| {
             let t = Instant::now();
             std::hint::black_box(run(q));
             secs(t) * 1000.0
         })
-        .collect();
+        .collect()
+}
+
+/// p50 and p99 in ms of `run` over `queries`.
+fn latencies(queries: &[String], run: impl Fn(&str) -> SearchResults) -> (f64, f64) {
+    let ms = timed(queries, run);
     (percentile(ms.clone(), 0.5), percentile(ms, 0.99))
 }
 
@@ -233,15 +238,7 @@ fn main() {
                         let mine: Vec<String> = (0..per_reader)
                             .map(|i| queries[(r * 31 + i) % queries.len()].clone())
                             .collect();
-                        let ms: Vec<f64> = mine
-                            .iter()
-                            .map(|q| {
-                                let t = Instant::now();
-                                std::hint::black_box(run(q));
-                                secs(t) * 1000.0
-                            })
-                            .collect();
-                        ms
+                        timed(&mine, run)
                     })
                 })
                 .collect();

@@ -238,6 +238,23 @@ fn ef_search(want: usize) -> String {
 }
 
 impl Snapshot<'_> {
+    /// The rows of a nearest-neighbour query `sql` (parameters: the query vector, the allowed
+    /// paths or NULL, the limit), with pgvector's search widened for `want` results.
+    fn nearest(
+        &self,
+        sql: &str,
+        query: &[f32],
+        want: usize,
+        allowed: Option<&HashSet<String>>,
+    ) -> Result<Vec<postgres::Row>, SearchError> {
+        let mut tx = self.tx.borrow_mut();
+        tx.batch_execute(&ef_search(want)).map_err(db)?;
+        let query = Vector::from(query.to_vec());
+        let allowed: Option<Vec<&String>> = allowed.map(|set| set.iter().collect());
+        let limit = i64::try_from(want).unwrap_or(i64::MAX);
+        tx.query(sql, &[&query, &allowed, &limit]).map_err(db)
+    }
+
     fn pairs(&self, sql: &str) -> Result<Vec<(String, String)>, SearchError> {
         Ok(self
             .tx
@@ -394,25 +411,20 @@ impl Retrieval for Snapshot<'_> {
         want: usize,
         allowed: Option<&HashSet<String>>,
     ) -> Result<Vec<(ChunkKey, f32)>, SearchError> {
-        let mut tx = self.tx.borrow_mut();
-        tx.batch_execute(&ef_search(want)).map_err(db)?;
-        let query = Vector::from(query.to_vec());
-        let allowed: Option<Vec<&String>> = allowed.map(|set| set.iter().collect());
-        let limit = i64::try_from(want).unwrap_or(i64::MAX);
-        let rows = tx
-            .query(
-                "SELECT path, id, (1 - (embedding <=> $1))::real FROM quire_chunks
-                 WHERE embedding IS NOT NULL AND ($2::text[] IS NULL OR path = ANY ($2))
-                 ORDER BY embedding <=> $1 LIMIT $3",
-                &[&query, &allowed, &limit],
-            )
-            .map_err(db)?;
+        let rows = self.nearest(
+            "SELECT path, id, (1 - (embedding <=> $1))::real AS score FROM quire_chunks
+             WHERE embedding IS NOT NULL AND ($2::text[] IS NULL OR path = ANY ($2))
+             ORDER BY embedding <=> $1 LIMIT $3",
+            query,
+            want,
+            allowed,
+        )?;
         Ok(rows
             .into_iter()
             .map(|r| {
                 (
                     ChunkKey::new(r.get::<_, &str>(0), r.get::<_, &str>(1)),
-                    r.get::<_, f32>(2),
+                    r.get::<_, f32>("score"),
                 )
             })
             .collect())
@@ -424,20 +436,18 @@ impl Retrieval for Snapshot<'_> {
         want: usize,
         allowed: Option<&HashSet<String>>,
     ) -> Result<Vec<(String, f32)>, SearchError> {
-        let mut tx = self.tx.borrow_mut();
-        tx.batch_execute(&ef_search(want)).map_err(db)?;
-        let query = Vector::from(query.to_vec());
-        let allowed: Option<Vec<&String>> = allowed.map(|set| set.iter().collect());
-        let limit = i64::try_from(want).unwrap_or(i64::MAX);
-        let rows = tx
-            .query(
-                "SELECT path, (1 - (centroid <=> $1))::real FROM quire_notes
-                 WHERE centroid IS NOT NULL AND ($2::text[] IS NULL OR path = ANY ($2))
-                 ORDER BY centroid <=> $1 LIMIT $3",
-                &[&query, &allowed, &limit],
-            )
-            .map_err(db)?;
-        Ok(rows.into_iter().map(|r| (r.get(0), r.get(1))).collect())
+        let rows = self.nearest(
+            "SELECT path, (1 - (centroid <=> $1))::real AS score FROM quire_notes
+             WHERE centroid IS NOT NULL AND ($2::text[] IS NULL OR path = ANY ($2))
+             ORDER BY centroid <=> $1 LIMIT $3",
+            query,
+            want,
+            allowed,
+        )?;
+        Ok(rows
+            .into_iter()
+            .map(|r| (r.get(0), r.get("score")))
+            .collect())
     }
 
     fn first_chunks(&self, paths: &[String]) -> Result<Vec<ChunkKey>, SearchError> {
