@@ -7,7 +7,7 @@ use std::sync::Arc;
 use quire_embed::Embedder;
 use quire_index::{IndexLocation, Store};
 use quire_pg::PgSearcher;
-pub use quire_pg::{PgStatus, PublishOptions, PublishStats};
+pub use quire_pg::{PgStatus, PublishOptions, PublishStats, redacted};
 use quire_search::{Mode, SearchError, SearchRequest, SearchResults, Searcher, SimilarNote};
 
 use crate::AppError;
@@ -52,7 +52,7 @@ impl SearchBackend {
     pub fn default_mode(&self) -> Result<Mode, SearchError> {
         match self {
             SearchBackend::Local(s) => s.default_mode(),
-            SearchBackend::Postgres(s) => Ok(s.default_mode()),
+            SearchBackend::Postgres(s) => Ok(s.default_mode()?),
         }
     }
 
@@ -88,7 +88,10 @@ pub fn checked_url(url: &str) -> Result<&str, AppError> {
     } else {
         Err(AppError::bad_arguments(
             "backend",
-            format!("`{url}` is not a PostgreSQL URL (postgres://… or postgresql://…)"),
+            format!(
+                "`{}` is not a PostgreSQL URL (postgres://… or postgresql://…)",
+                quire_pg::redacted(url)
+            ),
         ))
     }
 }

@@ -196,27 +196,36 @@ impl Live {
         self
     }
 
-    /// A searcher of the database: a new connection while the pool is not full, else the
-    /// next one in turn.
+    /// A searcher of the database: an idle connection of the pool, else a new one while the
+    /// pool is not full (connected outside the pool's lock), else the next one in turn (its
+    /// searches wait for each other). Connections the server dropped are replaced.
     fn database_searcher(
         &self,
         pool: &DatabasePool,
     ) -> Result<Arc<quire_pg::PgSearcher>, AppError> {
-        let mut searchers = pool.searchers.lock().unwrap_or_else(|e| e.into_inner());
-        searchers.retain(|s| !s.is_closed());
-        if searchers.len() < self.pool_size {
-            let url = crate::backend::checked_url(&pool.url)?;
-            let searcher =
-                quire_pg::PgSearcher::connect(url).map_err(quire_search::SearchError::from)?;
-            let searcher = Arc::new(match &self.embedder {
-                Some(e) => searcher.with_embedder(Arc::clone(e)),
-                None => searcher,
-            });
-            searchers.push(Arc::clone(&searcher));
-            return Ok(searcher);
+        {
+            let mut searchers = pool.searchers.lock().unwrap_or_else(|e| e.into_inner());
+            searchers.retain(|s| !s.is_closed());
+            if let Some(idle) = searchers.iter().find(|s| s.is_idle()) {
+                return Ok(Arc::clone(idle));
+            }
+            if searchers.len() >= self.pool_size {
+                let turn = self.turn.fetch_add(1, Ordering::Relaxed);
+                return Ok(Arc::clone(&searchers[turn % searchers.len()]));
+            }
         }
-        let turn = self.turn.fetch_add(1, Ordering::Relaxed);
-        Ok(Arc::clone(&searchers[turn % searchers.len()]))
+        let url = crate::backend::checked_url(&pool.url)?;
+        let searcher =
+            quire_pg::PgSearcher::connect(url).map_err(quire_search::SearchError::from)?;
+        let searcher = Arc::new(match &self.embedder {
+            Some(e) => searcher.with_embedder(Arc::clone(e)),
+            None => searcher,
+        });
+        let mut searchers = pool.searchers.lock().unwrap_or_else(|e| e.into_inner());
+        if searchers.len() < self.pool_size {
+            searchers.push(Arc::clone(&searcher));
+        }
+        Ok(searcher)
     }
 
     /// The notes that best match `request`, its mode `mode` or else the index's default
@@ -230,7 +239,12 @@ impl Live {
     ) -> Result<quire_search::SearchResults, AppError> {
         if let Some(pool) = &self.database {
             let searcher = self.database_searcher(pool)?;
-            request.mode = mode.unwrap_or_else(|| searcher.default_mode());
+            request.mode = match mode {
+                Some(mode) => mode,
+                None => searcher
+                    .default_mode()
+                    .map_err(quire_search::SearchError::from)?,
+            };
             return Ok(searcher.search(&request)?);
         }
         let searcher = self.searcher(wait)?;

@@ -265,7 +265,7 @@ fn a_second_writer_is_refused_while_one_holds_the_lock() {
     let mut holder = quire_pg::connect(&url).unwrap();
     let mut tx = holder.transaction().unwrap();
     tx.query_one(
-        "SELECT pg_advisory_xact_lock($1)",
+        "SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))",
         &[&quire_pg::WRITER_LOCK],
     )
     .unwrap();
@@ -397,4 +397,35 @@ fn ten_readers_search_one_database_at_once_without_a_vault_or_local_index() {
     for r in readers {
         r.join().unwrap();
     }
+}
+
+/// A reader that connected before the writer published vectors sees them at its next search:
+/// the embedding space is read with each snapshot, not once at connection.
+#[test]
+fn a_connected_reader_sees_vectors_published_after_it_connected() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = dir.path().join("vault");
+    quire_testkit::copy_tree(&quire_testkit::sample_vault(), &vault);
+    let location = IndexLocation::new(dir.path().join("index"));
+    sync(&vault, &location, &SyncOptions::default(), &()).unwrap();
+    let url = quire_testkit::pg::database();
+    publish(&location, &url, &PublishOptions::default()).unwrap();
+    let reader = remote(&url, Some(model()));
+    assert_eq!(reader.default_mode().unwrap(), Mode::Bm25);
+    let err = reader
+        .search(&request("servers under the stairs", Mode::Vector, 3))
+        .unwrap_err();
+    assert!(err.to_string().contains("has none"), "{err}");
+    let options = SyncOptions {
+        embedder: Some(model()),
+        ..SyncOptions::default()
+    };
+    sync(&vault, &location, &options, &()).unwrap();
+    let stats = publish(&location, &url, &PublishOptions::default()).unwrap();
+    assert_eq!(stats.updated, stats.notes, "every note gained vectors");
+    assert_eq!(reader.default_mode().unwrap(), Mode::Hybrid);
+    let found = reader
+        .search(&request("servers under the stairs", Mode::Vector, 3))
+        .unwrap();
+    assert_eq!(found.results[0].path, "Projects/Homelab.md");
 }

@@ -182,6 +182,12 @@ impl Store {
         self.generation()
     }
 
+    /// Ends a [`Store::pin_snapshot`]: later reads see what syncs committed (nothing happens
+    /// when none is pinned).
+    pub fn release_snapshot(&self) {
+        let _ = self.conn.execute_batch("COMMIT");
+    }
+
     /// The last committed generation (0 for a new store).
     pub fn generation(&self) -> Result<u64, IndexError> {
         Ok(self

@@ -52,6 +52,16 @@ pub enum PgError {
         /// What the local index holds.
         local: String,
     },
+    /// The database holds the index of another vault (another folder published it).
+    #[error(
+        "the database holds the index of the vault at {stored}, not {ours}: publish with `quire index --rebuild` to replace it"
+    )]
+    OtherVault {
+        /// The vault the database holds.
+        stored: String,
+        /// The vault publishing now.
+        ours: String,
+    },
     /// The database has no quire index yet.
     #[error(
         "no quire index in this database yet: run `quire --backend URL index` where the vault is"
@@ -91,7 +101,54 @@ pub fn is_database_url(location: &str) -> bool {
     location.starts_with("postgres://") || location.starts_with("postgresql://")
 }
 
+/// `url` with its password, if any, replaced by `***` (for messages and logs).
+pub fn redacted(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    match authority.rsplit_once('@') {
+        Some((userinfo, host)) => match userinfo.split_once(':') {
+            Some((user, _)) => format!("{scheme}://{user}:***@{host}{tail}"),
+            None => url.to_string(),
+        },
+        None => url.to_string(),
+    }
+}
+
 /// Connects to the database at `url` (a libpq-style URL; `?host=/path` for a Unix socket).
 pub fn connect(url: &str) -> Result<postgres::Client, PgError> {
-    Ok(postgres::Client::connect(url, postgres::NoTls)?)
+    postgres::Client::connect(url, postgres::NoTls).map_err(|e| {
+        PgError::Db(format!(
+            "cannot connect to {}: {}",
+            redacted(url),
+            describe(&e)
+        ))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redacted;
+
+    #[test]
+    fn a_password_never_reaches_a_message() {
+        assert_eq!(
+            redacted("postgresql://quire:s3cret@db:5432/quire?sslmode=disable"),
+            "postgresql://quire:***@db:5432/quire?sslmode=disable"
+        );
+        assert_eq!(
+            redacted("postgresql://quire@db/quire"),
+            "postgresql://quire@db/quire"
+        );
+        assert_eq!(
+            redacted("postgresql://postgres:@/postgres?host=/tmp/x"),
+            "postgresql://postgres:***@/postgres?host=/tmp/x"
+        );
+        assert_eq!(
+            redacted("postgres:///db?host=/run/pg"),
+            "postgres:///db?host=/run/pg"
+        );
+    }
 }

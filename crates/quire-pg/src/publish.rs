@@ -53,6 +53,19 @@ pub fn publish(
     client: &mut Client,
     options: &PublishOptions,
 ) -> Result<PublishStats, PgError> {
+    // Every read of the local index below sees one generation, whatever a sync commits
+    // meanwhile (a watcher beside a `quire index`).
+    store.pin_snapshot()?;
+    let published = publish_pinned(store, client, options);
+    store.release_snapshot();
+    published
+}
+
+fn publish_pinned(
+    store: &Store,
+    client: &mut Client,
+    options: &PublishOptions,
+) -> Result<PublishStats, PgError> {
     let started = Instant::now();
     let space: Option<EmbeddingSpace> = store
         .meta(SPACE_KEY)?
@@ -63,7 +76,7 @@ pub fn publish(
     let mut tx = client.transaction()?;
     let locked: bool = tx
         .query_one(
-            "SELECT pg_try_advisory_xact_lock($1)",
+            "SELECT pg_try_advisory_xact_lock($1, hashtext(current_schema()))",
             &[&schema::WRITER_LOCK],
         )?
         .get(0);
@@ -114,6 +127,18 @@ pub fn publish(
             } else {
                 local_space
             },
+        });
+    }
+
+    // Another vault's index is never replaced by accident (a reader's server left watching an
+    // empty folder, a second writer elsewhere): that takes a rebuild.
+    if let (Some(stored), Some(ours)) = (meta.get("vault_root"), &options.vault_root)
+        && stored != ours
+        && !options.rebuild
+    {
+        return Err(PgError::OtherVault {
+            stored: stored.clone(),
+            ours: ours.clone(),
         });
     }
 
@@ -244,15 +269,17 @@ pub fn publish(
                 .flatten()
                 .map(Vector::from),
         );
-        for (c, doc) in chunks
+        for (seq, (c, doc)) in chunks
             .get(&note.path)
             .map(Vec::as_slice)
             .unwrap_or_default()
+            .iter()
+            .enumerate()
         {
             let embedding = vector_of(&c.note_path, &c.id).map(Vector::from);
             stats.vectors_written += usize::from(embedding.is_some());
             stats.chunks_written += 1;
-            batch.chunk(c, doc, embedding);
+            batch.chunk(c, seq, doc, embedding);
         }
         for tag in tags.get(&note.path).map(Vec::as_slice).unwrap_or_default() {
             batch.tag(&note.path, tag);
@@ -324,6 +351,7 @@ struct NoteColumns {
 struct ChunkColumns {
     path: Vec<String>,
     id: Vec<String>,
+    seq: Vec<i32>,
     ordinal: Vec<i32>,
     heading_path: Vec<String>,
     start_line: Vec<i32>,
@@ -362,9 +390,11 @@ impl Batch {
         n.centroid.push(centroid);
     }
 
+    /// A chunk, the `seq`-th of its note.
     fn chunk(
         &mut self,
         c: &quire_index::store::ChunkRow,
+        seq: usize,
         doc: &FullTextDoc,
         embedding: Option<Vector>,
     ) {
@@ -373,6 +403,7 @@ impl Batch {
         let k = &mut self.chunks;
         k.path.push(c.note_path.clone());
         k.id.push(c.id.clone());
+        k.seq.push(to_i32(seq));
         k.ordinal.push(to_i32(c.ordinal));
         k.heading_path
             .push(serde_json::to_string(&c.heading_path).unwrap_or_default());
@@ -423,15 +454,15 @@ impl Batch {
         if !c.path.is_empty() {
             tx.execute(
                 "INSERT INTO quire_chunks (path, id, ordinal, heading_path, start_line, end_line,
-                    content_hash, text, tsv, folders, tags, embedding)
+                    content_hash, text, tsv, folders, tags, embedding, seq)
                  SELECT path, id, ordinal, heading_path, start_line, end_line, content_hash,
                         text, tsv::tsvector, string_to_array(folders, $13),
-                        string_to_array(tags, $13), embedding
+                        string_to_array(tags, $13), embedding, seq
                  FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::int[],
                              $6::int[], $7::text[], $8::text[], $9::text[], $10::text[],
-                             $11::text[], $12::vector[])
+                             $11::text[], $12::vector[], $14::int[])
                    AS t (path, id, ordinal, heading_path, start_line, end_line, content_hash,
-                         text, tsv, folders, tags, embedding)",
+                         text, tsv, folders, tags, embedding, seq)",
                 &[
                     &c.path,
                     &c.id,
@@ -446,6 +477,7 @@ impl Batch {
                     &c.tags,
                     &c.embedding,
                     &SEP,
+                    &c.seq,
                 ],
             )?;
         }
@@ -487,6 +519,7 @@ fn source_digest(
 ) -> Result<String, PgError> {
     let mut h = blake3::Hasher::new();
     h.update(schema::SCHEMA_VERSION.as_bytes());
+    h.update(text::TERMS_VERSION.as_bytes());
     h.update(&generation.to_le_bytes());
     if let Some(space) = space {
         h.update(space.id().as_bytes());
@@ -510,6 +543,7 @@ fn fingerprint(
     embedded: &HashSet<String>,
 ) -> String {
     let mut h = blake3::Hasher::new();
+    h.update(text::TERMS_VERSION.as_bytes());
     h.update(note.sha256.as_bytes());
     h.update(b"\0");
     h.update(note.title.as_bytes());

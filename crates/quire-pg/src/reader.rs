@@ -22,7 +22,6 @@ use crate::{PgError, describe, text};
 pub struct PgSearcher {
     client: Mutex<Client>,
     embedder: Option<Arc<dyn Embedder>>,
-    space: Option<EmbeddingSpace>,
 }
 
 impl PgSearcher {
@@ -36,13 +35,9 @@ impl PgSearcher {
         if !exists {
             return Err(PgError::Empty);
         }
-        let space = client
-            .query_opt("SELECT value FROM quire_meta WHERE key = 'space'", &[])?
-            .and_then(|r| serde_json::from_str(&r.get::<_, String>(0)).ok());
         Ok(PgSearcher {
             client: Mutex::new(client),
             embedder: None,
-            space,
         })
     }
 
@@ -81,7 +76,10 @@ impl PgSearcher {
             chunks: count(1),
             vectors: count(2),
             database_bytes: count(3),
-            embedding_model: self.space.as_ref().map(|s| s.model.clone()),
+            embedding_model: meta
+                .get("space")
+                .and_then(|s| serde_json::from_str::<EmbeddingSpace>(s).ok())
+                .map(|s| s.model),
             vault_root: meta.get("vault_root").cloned(),
         };
         tx.commit()?;
@@ -90,10 +88,8 @@ impl PgSearcher {
 
     /// Whether the connection is gone (the server restarted or dropped it): open another.
     pub fn is_closed(&self) -> bool {
-        self.client
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .is_closed()
+        // A connection in use by a search is open; only an idle one is asked.
+        self.client.try_lock().is_ok_and(|c| c.is_closed())
     }
 
     /// A value the writer recorded (`generation`, `vault_root`, `space`, …).
@@ -105,23 +101,40 @@ impl PgSearcher {
     }
 
     /// The mode of a search that names none: hybrid with a model and published vectors, else
-    /// BM25 (as the local index).
-    pub fn default_mode(&self) -> Mode {
-        if self.embedder.is_some() && self.space.is_some() {
+    /// BM25 (as the local index). Read from the database each time: the writer may publish
+    /// vectors, or another model's, while this reader runs.
+    pub fn default_mode(&self) -> Result<Mode, PgError> {
+        Ok(if self.embedder.is_some() && self.space()?.is_some() {
             Mode::Hybrid
         } else {
             Mode::Bm25
-        }
+        })
     }
 
-    /// The embedder, checked against the published space.
-    fn embedder(&self, what: &str) -> Result<&dyn Embedder, SearchError> {
+    /// The embedding space of the published vectors, if any.
+    fn space(&self) -> Result<Option<EmbeddingSpace>, PgError> {
+        Ok(self
+            .meta("space")?
+            .and_then(|s| serde_json::from_str(&s).ok()))
+    }
+
+    /// Whether no search is using the connection now.
+    pub fn is_idle(&self) -> bool {
+        self.client.try_lock().is_ok()
+    }
+
+    /// The embedder, checked against `space`, the published one as the snapshot reads it.
+    fn embedder(
+        &self,
+        what: &str,
+        space: Option<&EmbeddingSpace>,
+    ) -> Result<&dyn Embedder, SearchError> {
         let Some(embedder) = &self.embedder else {
             return Err(SearchError::NoEmbeddings(format!(
                 "{what} needs the embedding model, and none is loaded (fetch it with scripts/fetch-model.sh, or use --mode bm25)"
             )));
         };
-        match &self.space {
+        match space {
             Some(space) if *space == embedder.space() => Ok(embedder.as_ref()),
             Some(space) => Err(SearchError::Index(IndexError::SpaceMismatch {
                 stored: serde_json::to_string(space).unwrap_or_default(),
@@ -145,9 +158,13 @@ impl PgSearcher {
             .read_only(true)
             .start()
             .map_err(PgError::from)?;
-        let snapshot = Snapshot {
+        let mut snapshot = Snapshot {
             tx: RefCell::new(tx),
+            space: None,
         };
+        snapshot.space = snapshot
+            .meta_value("space")?
+            .and_then(|s| serde_json::from_str(&s).ok());
         let result = f(&snapshot)?;
         snapshot.tx.into_inner().commit().map_err(PgError::from)?;
         Ok(result)
@@ -156,16 +173,20 @@ impl PgSearcher {
     /// The notes that best match `request`: the same search as the local index's
     /// ([`quire_search::retrieval::search`]) over this database's rankings.
     pub fn search(&self, request: &SearchRequest) -> Result<SearchResults, SearchError> {
-        let query_vector = |text: &str| -> Result<Vec<f32>, SearchError> {
-            Ok(self.embedder("vector search")?.embed_query(text)?)
-        };
-        self.snapshot(|snapshot| retrieval::search(snapshot, &query_vector, request))
+        self.snapshot(|snapshot| {
+            let query_vector = |text: &str| -> Result<Vec<f32>, SearchError> {
+                Ok(self
+                    .embedder("vector search", snapshot.space.as_ref())?
+                    .embed_query(text)?)
+            };
+            retrieval::search(snapshot, &query_vector, request)
+        })
     }
 
     /// Notes most similar to `path` by their note vectors (no embedding call).
     pub fn similar(&self, path: &str, k: usize) -> Result<Vec<SimilarNote>, SearchError> {
-        self.embedder("similar notes")?;
         self.snapshot(|s| {
+            self.embedder("similar notes", s.space.as_ref())?;
             let mut tx = s.tx.borrow_mut();
             let Some(row) = tx
                 .query_opt("SELECT centroid FROM quire_notes WHERE path = $1", &[&path])
@@ -222,6 +243,8 @@ pub struct PgStatus {
 /// One read-only transaction: what a search reads.
 struct Snapshot<'a> {
     tx: RefCell<Transaction<'a>>,
+    /// The embedding space of the vectors this snapshot sees.
+    space: Option<EmbeddingSpace>,
 }
 
 fn db(e: postgres::Error) -> SearchError {
@@ -229,17 +252,30 @@ fn db(e: postgres::Error) -> SearchError {
 }
 
 /// How far pgvector's HNSW search looks: enough candidates for `want` results (its limit is
-/// 1,000), and past a filter until enough rows pass it.
+/// 1,000).
 fn ef_search(want: usize) -> String {
     format!(
-        "SET LOCAL hnsw.ef_search = {}; SET LOCAL hnsw.iterative_scan = strict_order;",
+        "SET LOCAL hnsw.ef_search = {}; SET LOCAL enable_indexscan = on;",
         want.clamp(64, 1000)
     )
 }
 
 impl Snapshot<'_> {
+    /// A value the writer recorded, as this snapshot sees it.
+    fn meta_value(&self, key: &str) -> Result<Option<String>, SearchError> {
+        Ok(self
+            .tx
+            .borrow_mut()
+            .query_opt("SELECT value FROM quire_meta WHERE key = $1", &[&key])
+            .map_err(db)?
+            .map(|r| r.get(0)))
+    }
+
     /// The rows of a nearest-neighbour query `sql` (parameters: the query vector, the allowed
     /// paths or NULL, the limit), with pgvector's search widened for `want` results.
+    /// With `allowed` notes the graph is not used: the allowed notes' vectors are compared
+    /// exactly (as the local index does), since a graph search past a selective filter can stop
+    /// before it finds enough rows that pass.
     fn nearest(
         &self,
         sql: &str,
@@ -248,7 +284,12 @@ impl Snapshot<'_> {
         allowed: Option<&HashSet<String>>,
     ) -> Result<Vec<postgres::Row>, SearchError> {
         let mut tx = self.tx.borrow_mut();
-        tx.batch_execute(&ef_search(want)).map_err(db)?;
+        if allowed.is_some() {
+            tx.batch_execute("SET LOCAL enable_indexscan = off")
+                .map_err(db)?;
+        } else {
+            tx.batch_execute(&ef_search(want)).map_err(db)?;
+        }
         let query = Vector::from(query.to_vec());
         let allowed: Option<Vec<&String>> = allowed.map(|set| set.iter().collect());
         let limit = i64::try_from(want).unwrap_or(i64::MAX);
@@ -456,7 +497,7 @@ impl Retrieval for Snapshot<'_> {
             .borrow_mut()
             .query(
                 "SELECT DISTINCT ON (path) path, id FROM quire_chunks
-                 WHERE path = ANY ($1) AND embedding IS NOT NULL ORDER BY path, ordinal",
+                 WHERE path = ANY ($1) AND embedding IS NOT NULL ORDER BY path, seq",
                 &[&paths],
             )
             .map_err(db)?;

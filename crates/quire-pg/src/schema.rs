@@ -2,10 +2,13 @@
 //! their own with the URL's `options=-csearch_path=…` to keep several vaults in one database.
 
 /// The layout version; a database at another one is refused until `quire index --rebuild`.
-pub(crate) const SCHEMA_VERSION: &str = "1";
+pub(crate) const SCHEMA_VERSION: &str = "2";
 
-/// The advisory lock key of the one writer (a transaction holding it blocks publishing) (`'quire'` as a number).
-pub const WRITER_LOCK: i64 = 0x71_7569_7265;
+/// The first half of the advisory lock key of the one writer ('quir' as a number); the second
+/// half is the hash of the schema the tables are in, so that vaults kept in schemas of their
+/// own have a writer each. A transaction holding
+/// `pg_advisory_xact_lock(WRITER_LOCK, hashtext(current_schema()))` blocks publishing.
+pub const WRITER_LOCK: i32 = 0x7175_6972;
 
 /// The statements that create the tables for vectors of `dimension` values (a number, so
 /// nothing of a user's is ever spliced into SQL).
@@ -18,7 +21,8 @@ pub(crate) fn tables(dimension: usize) -> String {
             fingerprint text NOT NULL, properties text NOT NULL, centroid vector({dimension}));
          CREATE TABLE IF NOT EXISTS quire_chunks (
             path text NOT NULL REFERENCES quire_notes (path) ON DELETE CASCADE,
-            id text NOT NULL, ordinal integer NOT NULL, heading_path text NOT NULL,
+            id text NOT NULL, seq integer NOT NULL, ordinal integer NOT NULL,
+            heading_path text NOT NULL,
             start_line integer NOT NULL, end_line integer NOT NULL, content_hash text NOT NULL,
             text text NOT NULL, tsv tsvector NOT NULL, folders text[] NOT NULL,
             tags text[] NOT NULL, embedding vector({dimension}),

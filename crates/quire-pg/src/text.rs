@@ -8,6 +8,10 @@
 
 use quire_index::analyzer::{analyze, strip_html};
 
+/// The version of what this module makes of a text (and of quire's analyzer under it): part
+/// of every note's fingerprint, so a change here rewrites the published terms.
+pub const TERMS_VERSION: &str = "1";
+
 /// Postgres' largest position in a `tsvector` (larger ones are stored as it).
 const MAX_POSITION: usize = 16_383;
 /// Postgres keeps at most 256 positions per lexeme.

@@ -337,6 +337,7 @@ fn run(cli: &Cli, out: &mut String) -> Result<ExitCode> {
     if let Some(url) = &cli.backend
         && reads_the_local_index_only(&cli.command)
     {
+        let url = quire_app::backend::redacted(url);
         anyhow::bail!(
             "--backend {url}: only `index` and `watch` (publish to the database), `search`, `similar`, `status`, and the search and similar notes of `serve` and `mcp` use a database backend so far; run this command without --backend (and without QUIRE_BACKEND) where the local index is"
         );

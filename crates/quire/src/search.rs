@@ -87,9 +87,15 @@ pub(crate) fn similar(cli: &Cli, note: &str, k: usize, out: &mut String) -> Resu
     // With a database backend the vault may be on another machine: the note is named by its
     // vault-relative path there.
     let path = match (&cli.backend, open_vault(cli)) {
-        (_, Ok(vault)) => vault.notes[find_note(&vault, note)?].path.clone(),
+        (None, vault) => {
+            let vault = vault?;
+            vault.notes[find_note(&vault, note)?].path.clone()
+        }
+        (Some(_), Ok(vault)) => match find_note(&vault, note) {
+            Ok(i) => vault.notes[i].path.clone(),
+            Err(_) => note.to_string(),
+        },
         (Some(_), Err(_)) => note.to_string(),
-        (None, Err(e)) => return Err(e),
     };
     let similar = searcher
         .similar(&path, k.clamp(1, 200))

@@ -120,6 +120,29 @@ fn commands_without_a_database_path_refuse_the_backend_and_bad_urls_are_refused(
     assert!(err.contains("PostgreSQL"), "{err}");
 }
 
+/// A copy of the sample vault indexed and published (BM25) to a fresh database: the copy and
+/// the database's URL.
+fn published_sample() -> (SampleVault, String) {
+    let sample = SampleVault::new(BIN);
+    let url = quire_testkit::pg::database();
+    quire_testkit::ok(
+        &quire(BIN, &sample.vault, &sample.index)
+            .args(["--backend", &url, "index"])
+            .output()
+            .unwrap(),
+    );
+    (sample, url)
+}
+
+/// An empty vault folder (another machine's, without the vault): its temporary directory (an
+/// index can go beside it) and the folder.
+fn empty_folder() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = dir.path().join("vault");
+    std::fs::create_dir(&vault).unwrap();
+    (dir, vault)
+}
+
 /// `quire search --backend URL QUERY --json` from a machine without the vault: the paths found.
 fn remote_search(url: &str, query: &str) -> Vec<String> {
     let elsewhere = Path::new("/nonexistent/quire-elsewhere");
@@ -180,17 +203,8 @@ fn watch_publishes_every_sync_to_the_database() {
 /// published, and see the writer's next publish.
 #[test]
 fn several_servers_search_one_database() {
-    let sample = SampleVault::new(BIN);
-    let url = quire_testkit::pg::database();
-    quire_testkit::ok(
-        &quire(BIN, &sample.vault, &sample.index)
-            .args(["--backend", &url, "index"])
-            .output()
-            .unwrap(),
-    );
-    let reader = tempfile::tempdir().unwrap();
-    let empty_vault = reader.path().join("vault");
-    std::fs::create_dir(&empty_vault).unwrap();
+    let (sample, url) = published_sample();
+    let (reader, empty_vault) = empty_folder();
     let servers: Vec<quire_testkit::Server> = (0..2)
         .map(|_| {
             let mut command = quire(BIN, &empty_vault, &reader.path().join("index"));
@@ -294,4 +308,43 @@ fn a_publish_killed_before_its_commit_leaves_the_previous_generation() {
     let new = search("quokkamachines");
     assert_eq!(new["results"][0]["path"], "Projects/Homelab.md");
     assert!(new["generation"].as_u64() > first["generation"].as_u64());
+}
+
+/// A database holds one vault's index: another folder publishing to it (a reader's server left
+/// watching an empty folder) is refused, and replaces it only with `--rebuild`. A password in
+/// the URL never reaches a message.
+#[test]
+fn another_vault_does_not_replace_the_published_one_without_a_rebuild() {
+    let (_sample, url) = published_sample();
+    let (other, empty) = empty_folder();
+    let refused = quire(BIN, &empty, &other.path().join("index"))
+        .args(["--backend", &url, "index"])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(err.contains("holds the index of the vault at"), "{err}");
+    assert_eq!(
+        remote_search(&url, "Homelab").first().map(String::as_str),
+        Some("Projects/Homelab.md"),
+        "the published index is untouched"
+    );
+    let rebuilt = json(
+        &quire(BIN, &empty, &other.path().join("index"))
+            .args(["--json", "--backend", &url, "index", "--rebuild"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(rebuilt["published"]["notes"], 0);
+    assert!(remote_search(&url, "Homelab").is_empty());
+
+    let secret = url.replacen("postgres:@", "postgres:hunter2@", 1);
+    assert_ne!(secret, url);
+    let out = quire(BIN, &empty, &other.path().join("index"))
+        .args(["--backend", &secret, "ask", "anything"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("postgres:***@"), "{err}");
+    assert!(!err.contains("hunter2"), "{err}");
 }
