@@ -23,7 +23,7 @@ use quire_assist::reflect::daily_paths_in;
 use quire_assist::support::split_sentences;
 use quire_index::sync::ChunkKey;
 use quire_llm::{CancelToken, ChatModel};
-use quire_search::{Mode, Searcher};
+use quire_search::{AnswerIndex, Mode};
 
 use crate::error::AppError;
 
@@ -53,7 +53,7 @@ pub struct AskRequest<'a> {
 /// Retrieves the passages for `request` from the index `searcher` reads, re-reads them from the
 /// vault through `reader` (only passages that still match the file are kept) and freezes them.
 pub fn ask_context(
-    searcher: &Searcher,
+    searcher: &dyn AnswerIndex,
     reader: &SourceReader,
     request: &AskRequest<'_>,
 ) -> Result<FrozenContext, AppError> {
@@ -68,11 +68,8 @@ pub fn ask_context(
     if let Some(range) = date_range_in(request.question, request.today)
         && is_about_own_days(request.question)
     {
-        let notes = searcher
-            .store()
-            .notes()
-            .map_err(quire_search::SearchError::from)?;
-        let days = daily_paths_in(reader, notes.iter().map(|n| n.path.as_str()), range);
+        let notes = searcher.notes()?;
+        let days = daily_paths_in(reader, notes.iter().map(|(path, _)| path.as_str()), range);
         if days.is_empty() {
             widened = Some(format!(
                 "no daily notes between {} and {}: the whole vault was searched",
@@ -124,9 +121,22 @@ pub fn ask_context(
     let Some(model) = request.model else {
         return Ok(frozen);
     };
+    // The descent reads the local index's reasoning records; a database backend has none.
+    let Some(local) = searcher.local() else {
+        if request.retriever == Retriever::Tree {
+            return Err(AppError::bad_arguments(
+                "ask",
+                "the tree retriever descends the local index, and this index is a database: use --retriever hybrid",
+            ));
+        }
+        frozen.report.notes.push(
+            "auto: the index is a database, which cannot be descended: search answered".into(),
+        );
+        return Ok(frozen);
+    };
     let (tree, trace) = descend(
         model,
-        searcher,
+        local,
         reader,
         request.question,
         DescentOptions::default(),
@@ -167,7 +177,7 @@ pub fn ask_context(
 
 /// Whether the frozen passages seem to answer the question (best cosine, term coverage).
 fn evidence_of(
-    searcher: &Searcher,
+    searcher: &dyn AnswerIndex,
     question: &str,
     frozen: &FrozenContext,
 ) -> Result<Evidence, AppError> {
@@ -185,7 +195,7 @@ fn evidence_of(
 /// and compared with the sources' stored vectors, as well as by shared words (see
 /// [`quire_assist::support`]). Without an embedder or vectors the words-only check that
 /// [`Conversation::ask`] made stays; an embedding failure falls back to it too, and says why.
-pub fn check_support(searcher: &Searcher, sources: &[Source], answer: &mut Answer) {
+pub fn check_support(searcher: &dyn AnswerIndex, sources: &[Source], answer: &mut Answer) {
     if answer.kind != AnswerKind::Generated {
         return;
     }

@@ -72,6 +72,14 @@ impl SearchBackend {
         }
     }
 
+    /// The index a question is answered from (`ask`, drafting).
+    pub fn answer_index(&self) -> &dyn quire_search::AnswerIndex {
+        match self {
+            SearchBackend::Local(s) => s.as_ref(),
+            SearchBackend::Postgres(s) => s.as_ref(),
+        }
+    }
+
     /// The vault's folder where the index was built (for links into Obsidian).
     pub fn vault_root(&self) -> Result<Option<String>, SearchError> {
         Ok(match self {

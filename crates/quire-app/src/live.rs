@@ -272,6 +272,22 @@ impl Live {
         Ok(searcher.similar(path, k)?)
     }
 
+    /// Runs `f` on the index a question is answered from: the team's database when there is
+    /// one, else a searcher of the local index (waiting up to `wait` for the first sync).
+    pub fn with_answer_index<T>(
+        &self,
+        wait: Duration,
+        f: impl FnOnce(&dyn quire_search::AnswerIndex) -> T,
+    ) -> Result<T, AppError> {
+        if let Some(pool) = &self.database {
+            let searcher = self.database_searcher(pool)?;
+            return Ok(f(searcher.as_ref()));
+        }
+        let searcher = self.searcher(wait)?;
+        let searcher = searcher.lock().unwrap_or_else(|e| e.into_inner());
+        Ok(f(&*searcher))
+    }
+
     /// The team's database, when searches read one.
     pub fn database(&self) -> Option<&str> {
         self.database.as_ref().map(|p| p.url.as_str())

@@ -429,3 +429,57 @@ fn a_connected_reader_sees_vectors_published_after_it_connected() {
         .unwrap();
     assert_eq!(found.results[0].path, "Projects/Homelab.md");
 }
+
+/// `ask`'s retrieval on both backends: the same passages (re-read from the files), the same
+/// best note for a question the notes answer, the same evidence (cosines from each backend's stored vectors), for a question the notes answer and
+/// one they do not.
+#[test]
+fn ask_finds_the_same_passages_and_evidence_on_both_backends() {
+    let local = Fixture::new(Backend::Local);
+    let pg = Fixture::new(Backend::Postgres);
+    let reader =
+        quire_assist::context::SourceReader::open(&local.vault, &Default::default()).unwrap();
+    let frozen = |f: &Fixture, question: &str| {
+        let request = quire_app::ask::AskRequest {
+            question,
+            query: question,
+            mode: None,
+            limits: quire_assist::context::ContextLimits::default(),
+            today: chrono::NaiveDate::from_ymd_opt(2026, 12, 4).unwrap(),
+            retriever: quire_assist::descent::Retriever::Hybrid,
+            model: None,
+            filter: Filter::default(),
+        };
+        let backend = f.searcher();
+        quire_app::ask::ask_context(backend.answer_index(), &reader, &request).unwrap()
+    };
+    for question in [
+        "What is the sourdough starter called?",
+        "What is the boiling point of tungsten?",
+    ] {
+        let a = frozen(&local, question);
+        let b = frozen(&pg, question);
+        // The same passages; their order follows each backend's BM25 side (ts_rank is not
+        // tantivy's BM25), so it may differ where nothing matches well.
+        let places = |c: &quire_assist::context::FrozenContext| -> Vec<(String, usize, usize)> {
+            let mut places: Vec<_> = c
+                .passages
+                .iter()
+                .map(|p| (p.path.clone(), p.start_line, p.end_line))
+                .collect();
+            places.sort();
+            places
+        };
+        assert!(!a.passages.is_empty(), "{question}");
+        assert_eq!(places(&a), places(&b), "{question}");
+        let (ea, eb) = (a.evidence.unwrap(), b.evidence.unwrap());
+        assert_eq!(ea.weak, eb.weak, "{question}");
+        let (ca, cb) = (ea.best_cosine.unwrap(), eb.best_cosine.unwrap());
+        assert!((ca - cb).abs() < 1e-4, "{question}: {ca} vs {cb}");
+    }
+    for f in [&local, &pg] {
+        let starter = frozen(f, "What is the sourdough starter called?");
+        assert_eq!(starter.passages[0].path, "Resources/Sourdough Starter.md");
+        assert!(!starter.evidence.unwrap().weak);
+    }
+}

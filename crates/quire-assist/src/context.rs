@@ -21,7 +21,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use quire_search::{Mode, SearchRequest, Searcher};
+use quire_search::{AnswerIndex, Mode, SearchRequest};
 use quire_vault::chunk::{ApproxTokenCounter, chunk_note};
 use quire_vault::scan::{decode_note, read_note_bytes};
 use quire_vault::vault::check_confined;
@@ -461,14 +461,16 @@ pub fn link_target<'a>(path: &str, all_paths: impl IntoIterator<Item = &'a str>)
 }
 
 /// Asks the index for candidates.
-pub fn retrieve(searcher: &Searcher, request: &RetrievalRequest) -> Result<Retrieval, AssistError> {
-    let store = searcher.store();
-    let notes = store.notes()?;
+pub fn retrieve(
+    searcher: &dyn AnswerIndex,
+    request: &RetrievalRequest,
+) -> Result<Retrieval, AssistError> {
+    let notes = searcher.notes()?;
     let titles: HashMap<&str, &str> = notes
         .iter()
-        .map(|n| (n.path.as_str(), n.title.as_str()))
+        .map(|(path, title)| (path.as_str(), title.as_str()))
         .collect();
-    let link = |path: &str| link_target(path, notes.iter().map(|n| n.path.as_str()));
+    let link = |path: &str| link_target(path, notes.iter().map(|(p, _)| p.as_str()));
     let limits = &request.limits;
     let wanted = limits.candidate_notes.max(1);
     let only: Option<HashSet<&str>> = request
@@ -480,7 +482,7 @@ pub fn retrieve(searcher: &Searcher, request: &RetrievalRequest) -> Result<Retri
     };
 
     let mut candidates: Vec<Candidate> = Vec::new();
-    let mut generation = store.generation()?;
+    let mut generation = searcher.generation()?;
     if !request.query.trim().is_empty() {
         let mut search = SearchRequest::new(request.query.clone());
         search.mode = request.mode;
@@ -505,7 +507,7 @@ pub fn retrieve(searcher: &Searcher, request: &RetrievalRequest) -> Result<Retri
             let mut chunks = Vec::new();
             for section in &hit.sections {
                 // The search's sections carry no content hash; the store has it.
-                if let Some(row) = store.chunk(&hit.path, &section.chunk_id)? {
+                if let Some(row) = searcher.chunk(&hit.path, &section.chunk_id)? {
                     chunks.push(ChunkRef {
                         id: row.id,
                         content_hash: row.content_hash,
@@ -534,8 +536,8 @@ pub fn retrieve(searcher: &Searcher, request: &RetrievalRequest) -> Result<Retri
         if candidates.iter().any(|c| &c.path == path) || !allowed(path) {
             continue;
         }
-        let chunks: Vec<ChunkRef> = store
-            .chunks(Some(path))?
+        let chunks: Vec<ChunkRef> = searcher
+            .note_chunks(path)?
             .into_iter()
             .take(limits.candidate_chunks.max(1))
             .map(|row| ChunkRef {

@@ -12,7 +12,7 @@ use quire_index::store::ChunkRow;
 use quire_index::sync::ChunkKey;
 use quire_index::{Boosts, Filter, IndexError};
 use quire_search::{
-    Mode, Retrieval, SearchError, SearchRequest, SearchResults, SimilarNote, retrieval,
+    AnswerIndex, Mode, Retrieval, SearchError, SearchRequest, SearchResults, SimilarNote, retrieval,
 };
 
 use crate::{PgError, describe, text};
@@ -247,6 +247,11 @@ struct Snapshot<'a> {
     space: Option<EmbeddingSpace>,
 }
 
+/// Chunk keys as two columns (paths, ids), for `unnest`.
+fn key_columns<'k>(keys: impl Iterator<Item = &'k ChunkKey>) -> (Vec<&'k str>, Vec<&'k str>) {
+    keys.map(|k| (k.path.as_str(), k.id.as_str())).unzip()
+}
+
 fn db(e: postgres::Error) -> SearchError {
     SearchError::Backend(format!("PostgreSQL: {}", describe(&e)))
 }
@@ -261,6 +266,26 @@ fn ef_search(want: usize) -> String {
 }
 
 impl Snapshot<'_> {
+    /// The stored vectors of `keys`, in their order (`None` for a chunk without one).
+    fn vectors(&self, keys: &[ChunkKey]) -> Result<Vec<Option<Vec<f32>>>, SearchError> {
+        let (paths, ids) = key_columns(keys.iter());
+        let rows = self
+            .tx
+            .borrow_mut()
+            .query(
+                "SELECT c.embedding FROM unnest($1::text[], $2::text[]) WITH ORDINALITY
+                     AS k (path, id, n)
+                 LEFT JOIN quire_chunks c ON c.path = k.path AND c.id = k.id
+                 ORDER BY k.n",
+                &[&paths, &ids],
+            )
+            .map_err(db)?;
+        Ok(rows
+            .into_iter()
+            .map(|r| r.get::<_, Option<Vector>>(0).map(|v| v.to_vec()))
+            .collect())
+    }
+
     /// A value the writer recorded, as this snapshot sees it.
     fn meta_value(&self, key: &str) -> Result<Option<String>, SearchError> {
         Ok(self
@@ -353,8 +378,7 @@ impl Retrieval for Snapshot<'_> {
     }
 
     fn chunks(&self, keys: &[&ChunkKey]) -> Result<Vec<Option<ChunkRow>>, SearchError> {
-        let paths: Vec<&str> = keys.iter().map(|k| k.path.as_str()).collect();
-        let ids: Vec<&str> = keys.iter().map(|k| k.id.as_str()).collect();
+        let (paths, ids) = key_columns(keys.iter().copied());
         let rows = self
             .tx
             .borrow_mut()
@@ -505,5 +529,79 @@ impl Retrieval for Snapshot<'_> {
             .into_iter()
             .map(|r| ChunkKey::new(r.get::<_, &str>(0), r.get::<_, &str>(1)))
             .collect())
+    }
+}
+
+/// The database answering a question (`ask`, drafting): each call reads its own snapshot; the
+/// passages are re-read from the vault's files and checked against their text hashes anyway.
+impl AnswerIndex for PgSearcher {
+    fn search(&self, request: &SearchRequest) -> Result<SearchResults, SearchError> {
+        PgSearcher::search(self, request)
+    }
+
+    fn default_mode(&self) -> Result<Mode, SearchError> {
+        Ok(PgSearcher::default_mode(self)?)
+    }
+
+    fn generation(&self) -> Result<u64, SearchError> {
+        self.snapshot(|s| s.generation())
+    }
+
+    fn notes(&self) -> Result<Vec<(String, String)>, SearchError> {
+        self.snapshot(|s| s.pairs("SELECT path, title FROM quire_notes ORDER BY path"))
+    }
+
+    fn chunk(&self, path: &str, id: &str) -> Result<Option<ChunkRow>, SearchError> {
+        let key = ChunkKey::new(path, id);
+        self.snapshot(|s| Ok(s.chunks(&[&key])?.pop().flatten()))
+    }
+
+    fn note_chunks(&self, path: &str) -> Result<Vec<ChunkRow>, SearchError> {
+        self.snapshot(|s| {
+            let ids: Vec<String> =
+                s.tx.borrow_mut()
+                    .query(
+                        "SELECT id FROM quire_chunks WHERE path = $1 ORDER BY seq",
+                        &[&path],
+                    )
+                    .map_err(db)?
+                    .into_iter()
+                    .map(|r| r.get(0))
+                    .collect();
+            let keys: Vec<ChunkKey> = ids.iter().map(|id| ChunkKey::new(path, id)).collect();
+            let refs: Vec<&ChunkKey> = keys.iter().collect();
+            Ok(s.chunks(&refs)?.into_iter().flatten().collect())
+        })
+    }
+
+    fn cosines(&self, query: &str, keys: &[ChunkKey]) -> Result<Vec<Option<f32>>, SearchError> {
+        self.snapshot(|s| {
+            let Ok(embedder) = self.embedder("comparing passages", s.space.as_ref()) else {
+                return Ok(Vec::new());
+            };
+            let query = embedder.embed_query(query)?;
+            Ok(s.vectors(keys)?
+                .into_iter()
+                .map(|v| v.map(|v| quire_embed::dot(&query, &v)))
+                .collect())
+        })
+    }
+
+    fn text_cosines(
+        &self,
+        texts: &[&str],
+        keys: &[ChunkKey],
+    ) -> Result<Option<quire_search::CosineRows>, SearchError> {
+        self.snapshot(|s| {
+            let Ok(embedder) = self.embedder("comparing sentences", s.space.as_ref()) else {
+                return Ok(None);
+            };
+            let rows = s.vectors(keys)?;
+            if texts.is_empty() || rows.iter().all(Option::is_none) {
+                return Ok(None);
+            }
+            let vectors = embedder.embed_passages(texts)?;
+            Ok(Some(quire_search::cosine_rows(&vectors, &rows)))
+        })
     }
 }

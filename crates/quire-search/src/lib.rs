@@ -30,7 +30,7 @@ use quire_embed::{Embedder, EmbeddingSpace};
 use quire_index::store::ChunkRow;
 use quire_index::sync::{ChunkKey, SPACE_KEY};
 use quire_index::{Boosts, Filter, FullText, IndexError, IndexLocation, Store};
-pub use retrieval::Retrieval;
+pub use retrieval::{AnswerIndex, Retrieval};
 use serde::Serialize;
 
 /// Why a search, a similar-notes or duplicates query, or an evaluation failed.
@@ -220,6 +220,20 @@ pub type NoteVector = (String, Option<Vec<f32>>);
 /// no stored vector (see [`Searcher::text_cosines`]).
 pub type CosineRows = Vec<Vec<Option<f32>>>;
 
+/// The cosine of each of `vectors` with each of `stored` (`None` where a chunk has none):
+/// `result[vector][chunk]`.
+pub fn cosine_rows(vectors: &[Vec<f32>], stored: &[Option<Vec<f32>>]) -> CosineRows {
+    vectors
+        .iter()
+        .map(|v| {
+            stored
+                .iter()
+                .map(|row| row.as_ref().map(|r| quire_embed::dot(v, r)))
+                .collect()
+        })
+        .collect()
+}
+
 /// The row of each chunk's stored vector in `matrix` (`None` for a chunk with none).
 fn stored_rows(matrix: &vectors::VectorMatrix, keys: &[ChunkKey]) -> Vec<Option<usize>> {
     let rows: HashMap<(&str, &str), usize> = matrix
@@ -375,16 +389,7 @@ impl Searcher {
             return Ok(None);
         }
         let vectors = embedder.embed_passages(texts)?;
-        Ok(Some(
-            vectors
-                .iter()
-                .map(|v| {
-                    rows.iter()
-                        .map(|row| row.as_ref().map(|r| quire_embed::dot(v, r)))
-                        .collect()
-                })
-                .collect(),
-        ))
+        Ok(Some(cosine_rows(&vectors, &rows)))
     }
 
     /// One vector per note of the index, from the vectors already stored (no model needed, no
@@ -677,5 +682,53 @@ impl Retrieval for Searcher {
             .filter(|(path, _)| wanted.contains(path.as_str()) && seen.insert(path.as_str()))
             .map(|(path, id)| ChunkKey::new(path, id))
             .collect())
+    }
+}
+
+/// The local index answering a question (see [`AnswerIndex`]).
+impl AnswerIndex for Searcher {
+    fn search(&self, request: &SearchRequest) -> Result<SearchResults, SearchError> {
+        Searcher::search(self, request)
+    }
+
+    fn default_mode(&self) -> Result<Mode, SearchError> {
+        Searcher::default_mode(self)
+    }
+
+    fn generation(&self) -> Result<u64, SearchError> {
+        Ok(self.store.generation()?)
+    }
+
+    fn notes(&self) -> Result<Vec<(String, String)>, SearchError> {
+        Ok(self
+            .store
+            .notes()?
+            .into_iter()
+            .map(|n| (n.path, n.title))
+            .collect())
+    }
+
+    fn chunk(&self, path: &str, id: &str) -> Result<Option<ChunkRow>, SearchError> {
+        Ok(self.store.chunk(path, id)?)
+    }
+
+    fn note_chunks(&self, path: &str) -> Result<Vec<ChunkRow>, SearchError> {
+        Ok(self.store.chunks(Some(path))?)
+    }
+
+    fn cosines(&self, query: &str, keys: &[ChunkKey]) -> Result<Vec<Option<f32>>, SearchError> {
+        Searcher::cosines(self, query, keys)
+    }
+
+    fn text_cosines(
+        &self,
+        texts: &[&str],
+        keys: &[ChunkKey],
+    ) -> Result<Option<CosineRows>, SearchError> {
+        Searcher::text_cosines(self, texts, keys)
+    }
+
+    fn local(&self) -> Option<&Searcher> {
+        Some(self)
     }
 }

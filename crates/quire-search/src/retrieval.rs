@@ -337,3 +337,36 @@ fn property_paths(
     }
     Ok(Some(passing))
 }
+
+/// What answering a question reads from an index beyond one search: the notes, a note's chunks
+/// (the passages are then re-read from the files and checked against their text hashes), and
+/// the stored vectors that the answer checks compare with. The local [`crate::Searcher`] and
+/// the database reader (`quire-pg`) both answer it, so `ask` and drafting run over either.
+pub trait AnswerIndex {
+    /// The notes that best match `request`.
+    fn search(&self, request: &SearchRequest) -> Result<SearchResults, SearchError>;
+    /// The mode of a search that names none (hybrid with a model and vectors, else BM25).
+    fn default_mode(&self) -> Result<Mode, SearchError>;
+    /// The generation read.
+    fn generation(&self) -> Result<u64, SearchError>;
+    /// Every note's path and title.
+    fn notes(&self) -> Result<Vec<(String, String)>, SearchError>;
+    /// One chunk, `None` when the index has no such chunk.
+    fn chunk(&self, path: &str, id: &str) -> Result<Option<ChunkRow>, SearchError>;
+    /// A note's chunks in order.
+    fn note_chunks(&self, path: &str) -> Result<Vec<ChunkRow>, SearchError>;
+    /// The cosine of `query`'s vector with each chunk's stored vector (`None` for a chunk with
+    /// none); empty without a model or vectors.
+    fn cosines(&self, query: &str, keys: &[ChunkKey]) -> Result<Vec<Option<f32>>, SearchError>;
+    /// The cosine of each of `texts` (embedded as passages) with each chunk's stored vector;
+    /// `None` without a model or when no chunk has a vector.
+    fn text_cosines(
+        &self,
+        texts: &[&str],
+        keys: &[ChunkKey],
+    ) -> Result<Option<crate::CosineRows>, SearchError>;
+    /// The local index's searcher, when this is one (the tree descent reads its store).
+    fn local(&self) -> Option<&crate::Searcher> {
+        None
+    }
+}

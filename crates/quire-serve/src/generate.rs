@@ -147,8 +147,6 @@ fn ask_context(
     retriever: Retriever,
     filter: quire_index::Filter,
 ) -> Result<FrozenContext, ApiError> {
-    let searcher = state.live.searcher(INDEX_WAIT)?;
-    let searcher = searcher.lock().unwrap_or_else(|e| e.into_inner());
     let request = quire_app::ask::AskRequest {
         question,
         query,
@@ -159,11 +157,9 @@ fn ask_context(
         model: state.chat.as_deref(),
         filter,
     };
-    Ok(quire_app::ask::ask_context(
-        &searcher,
-        &state.reader,
-        &request,
-    )?)
+    Ok(state.live.with_answer_index(INDEX_WAIT, |index| {
+        quire_app::ask::ask_context(index, &state.reader, &request)
+    })??)
 }
 
 pub(crate) async fn ask(
@@ -241,10 +237,9 @@ pub(crate) async fn ask(
         );
         let answered = answered.map(|mut answer| {
             // The sentences are checked with the live index's embedder (words only without).
-            if let Ok(searcher) = state.live.searcher(INDEX_WAIT) {
-                let searcher = searcher.lock().unwrap_or_else(|e| e.into_inner());
-                quire_app::ask::check_support(&searcher, turn.conversation.sources(), &mut answer);
-            }
+            let _ = state.live.with_answer_index(INDEX_WAIT, |index| {
+                quire_app::ask::check_support(index, turn.conversation.sources(), &mut answer);
+            });
             answer
         });
         let id = turn.id.clone();

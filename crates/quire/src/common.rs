@@ -123,6 +123,18 @@ pub(crate) fn open_searcher(cli: &Cli, embedder: Option<Arc<dyn Embedder>>) -> R
         None => searcher,
     })
 }
+/// The searcher of `--backend` when given, else of the local index.
+pub(crate) fn open_backend(
+    cli: &Cli,
+    embedder: Option<Arc<dyn Embedder>>,
+) -> Result<quire_app::backend::SearchBackend> {
+    Ok(quire_app::backend::SearchBackend::open(
+        cli.backend.as_deref(),
+        &index_location(cli)?,
+        embedder,
+        "quire",
+    )?)
+}
 pub(crate) fn truncate(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
         s.to_string()

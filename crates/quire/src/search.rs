@@ -10,7 +10,7 @@ use serde_json::json;
 
 use crate::Cli;
 use crate::common::{
-    find_note, index_location, load_embedder, needs_vectors, open_searcher, open_vault, print_json,
+    find_note, load_embedder, needs_vectors, open_backend, open_searcher, open_vault, print_json,
     truncate,
 };
 
@@ -145,19 +145,6 @@ pub(crate) fn duplicates(
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The searcher of `--backend` when given, else of the local index.
-fn open_backend(
-    cli: &Cli,
-    embedder: Option<std::sync::Arc<dyn quire_embed::Embedder>>,
-) -> Result<quire_app::backend::SearchBackend> {
-    Ok(quire_app::backend::SearchBackend::open(
-        cli.backend.as_deref(),
-        &index_location(cli)?,
-        embedder,
-        "quire",
-    )?)
 }
 
 /// `obsidian://open?vault=…&file=…` for a note.

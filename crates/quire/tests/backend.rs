@@ -81,7 +81,7 @@ fn index_publishes_and_search_reads_the_database_without_the_vault() {
 fn commands_without_a_database_path_refuse_the_backend_and_bad_urls_are_refused() {
     let sample = SampleVault::new(BIN);
     for args in [
-        vec!["ask", "what is the starter called?"],
+        vec!["ask", "what is it about?", "--file", "article.md"],
         vec!["duplicates"],
         vec!["audit", "--clusters"],
         vec!["moc"],
@@ -341,10 +341,54 @@ fn another_vault_does_not_replace_the_published_one_without_a_rebuild() {
     let secret = url.replacen("postgres:@", "postgres:hunter2@", 1);
     assert_ne!(secret, url);
     let out = quire(BIN, &empty, &other.path().join("index"))
-        .args(["--backend", &secret, "ask", "anything"])
+        .args(["--backend", &secret, "duplicates"])
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("postgres:***@"), "{err}");
     assert!(!err.contains("hunter2"), "{err}");
+}
+
+/// `ask` on a machine with the vault's files but no local index: retrieval from the database,
+/// passages re-read from the files (offline here: an extractive answer), no index created.
+#[test]
+fn ask_answers_from_the_database_and_the_files() {
+    let (sample, url) = published_sample();
+    let (elsewhere, _) = empty_folder();
+    let no_index = elsewhere.path().join("index");
+    let answer = json(
+        &quire(BIN, &sample.vault, &no_index)
+            .args([
+                "--json",
+                "--backend",
+                &url,
+                "ask",
+                "What is the sourdough starter called?",
+            ])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(
+        answer["sources"][0]["path"], "Resources/Sourdough Starter.md",
+        "{answer}"
+    );
+    assert_eq!(answer["kind"], "extractive");
+    assert!(!no_index.exists(), "no local index was made");
+    // The writer's own ask, from its local index, quotes the same notes (which sections of a
+    // note can differ: BM25 in Postgres is ts_rank, not tantivy's BM25).
+    let local = json(
+        &quire(BIN, &sample.vault, &sample.index)
+            .args(["--json", "ask", "What is the sourdough starter called?"])
+            .output()
+            .unwrap(),
+    );
+    let notes = |a: &serde_json::Value| -> Vec<String> {
+        a["citations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["path"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(notes(&local), notes(&answer));
 }

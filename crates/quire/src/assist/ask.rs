@@ -11,7 +11,7 @@ use quire_search::Mode;
 use super::streaming::Streaming;
 use super::{ENV_PRESET, EXIT_CANCELLED, chat_model, today_or};
 use crate::Cli;
-use crate::common::{load_embedder, open_options, open_searcher, print_json, vault_root};
+use crate::common::{load_embedder, open_backend, open_options, print_json, vault_root};
 
 /// `ask`'s flags.
 pub(super) struct AskFlags<'a> {
@@ -60,7 +60,7 @@ pub(super) fn ask(cli: &Cli, flags: AskFlags<'_>, out: &mut String) -> Result<Ex
         // The searcher lives for one retrieval: the answer depends only on the frozen context,
         // and the next question sees whatever the index holds by then.
         let frozen = {
-            let searcher = open_searcher(cli, embedder.clone())?;
+            let searcher = open_backend(cli, embedder.clone())?;
             let query = conversation.retrieval_query(&question);
             let request = quire_app::ask::AskRequest {
                 question: &question,
@@ -72,7 +72,7 @@ pub(super) fn ask(cli: &Cli, flags: AskFlags<'_>, out: &mut String) -> Result<Ex
                 model: model.as_deref(),
                 filter: filter.clone(),
             };
-            quire_app::ask::ask_context(&searcher, &reader, &request)?
+            quire_app::ask::ask_context(searcher.answer_index(), &reader, &request)?
         };
         let asked = streaming.run(|token, on_text| {
             // --strict shows an answer only once its citations are checked.
@@ -83,8 +83,12 @@ pub(super) fn ask(cli: &Cli, flags: AskFlags<'_>, out: &mut String) -> Result<Ex
             return Ok(ExitCode::from(EXIT_CANCELLED));
         };
         if embedder.is_some() && answer.kind == AnswerKind::Generated {
-            let searcher = open_searcher(cli, embedder.clone())?;
-            quire_app::ask::check_support(&searcher, conversation.sources(), &mut answer);
+            let searcher = open_backend(cli, embedder.clone())?;
+            quire_app::ask::check_support(
+                searcher.answer_index(),
+                conversation.sources(),
+                &mut answer,
+            );
         }
         let refusal = answer.strict_refusal().filter(|_| strict);
         withheld |= refusal.is_some();
