@@ -5,14 +5,14 @@
 use quire_assist::FrozenContext;
 use quire_assist::context::{self, ContextLimits, RetrievalRequest, SourceReader};
 use quire_assist::draft::DraftTarget;
-use quire_search::{Mode, Searcher};
+use quire_search::{AnswerIndex, Mode};
 
 use crate::error::AppError;
 
 /// Reads the section `heading` of note `path` (vault-relative) and retrieves its material from
 /// the index `searcher` reads, the note itself excluded. `mode` `None` is the index's default.
 pub fn draft_context(
-    searcher: &Searcher,
+    searcher: &dyn AnswerIndex,
     reader: &SourceReader,
     path: &str,
     heading: &str,

@@ -318,16 +318,16 @@ pub(crate) async fn draft(
         let state = Arc::clone(&state);
         blocking(move || {
             let path = resolve_note_path(&state.live, &note)?;
-            let searcher = state.live.searcher(INDEX_WAIT)?;
-            let searcher = searcher.lock().unwrap_or_else(|e| e.into_inner());
-            Ok(quire_app::draft::draft_context(
-                &searcher,
-                &state.reader,
-                &path,
-                &heading,
-                mode,
-                ContextLimits::default(),
-            )?)
+            Ok(state.live.with_answer_index(INDEX_WAIT, |index| {
+                quire_app::draft::draft_context(
+                    index,
+                    &state.reader,
+                    &path,
+                    &heading,
+                    mode,
+                    ContextLimits::default(),
+                )
+            })??)
         })
         .await?
     };

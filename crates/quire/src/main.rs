@@ -313,6 +313,7 @@ fn reads_the_local_index_only(command: &Command) -> bool {
         Command::Audit { deep, clusters, .. } => deep.deep || *clusters,
         // Asking the vault (not an article, which has an index of its own).
         Command::Assist(assist::AssistCommand::Ask { file, .. }) => file.is_some(),
+        Command::Assist(assist::AssistCommand::Draft { .. }) => false,
         _ => !matches!(
             command,
             Command::Index { .. }
@@ -341,7 +342,7 @@ fn run(cli: &Cli, out: &mut String) -> Result<ExitCode> {
     {
         let url = quire_app::backend::redacted(url);
         anyhow::bail!(
-            "--backend {url}: only `index` and `watch` (publish to the database), `search`, `similar`, `status`, `ask` (about the vault), and the search, similar notes and ask of `serve` and `mcp` use a database backend so far; run this command without --backend (and without QUIRE_BACKEND) where the local index is"
+            "--backend {url}: only `index` and `watch` (publish to the database), `search`, `similar`, `status`, `ask` (about the vault), `draft`, and the search, similar notes and ask of `serve` and `mcp` use a database backend so far; run this command without --backend (and without QUIRE_BACKEND) where the local index is"
         );
     }
     match &cli.command {

@@ -392,3 +392,52 @@ fn ask_answers_from_the_database_and_the_files() {
     };
     assert_eq!(notes(&local), notes(&answer));
 }
+
+/// `draft` (offline: the material for a section) on a machine with the files but no local
+/// index: retrieved from the database, the note itself left out, the same notes as the writer's
+/// local draft, no index created.
+#[test]
+fn draft_finds_material_in_the_database() {
+    let (sample, url) = published_sample();
+    let (elsewhere, _) = empty_folder();
+    let no_index = elsewhere.path().join("index");
+    let args = [
+        "--json",
+        "draft",
+        "Projects/Sourdough Experiment.md",
+        "--heading",
+        "Results",
+    ];
+    let remote = json(
+        &quire(BIN, &sample.vault, &no_index)
+            .args(["--backend", &url])
+            .args(args)
+            .output()
+            .unwrap(),
+    );
+    let local = json(
+        &quire(BIN, &sample.vault, &sample.index)
+            .args(args)
+            .output()
+            .unwrap(),
+    );
+    let notes = |d: &serde_json::Value| -> std::collections::BTreeSet<String> {
+        d["sources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["path"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let found = notes(&remote);
+    assert!(
+        found.contains("Resources/Sourdough Starter.md"),
+        "{found:?}"
+    );
+    assert!(
+        !found.contains("Projects/Sourdough Experiment.md"),
+        "{found:?}"
+    );
+    assert_eq!(found, notes(&local));
+    assert!(!no_index.exists(), "no local index was made");
+}

@@ -15,9 +15,7 @@ use super::ask::{retrieval_summary, source_cards};
 use super::streaming::Streaming;
 use super::{EXIT_CANCELLED, chat_model};
 use crate::Cli;
-use crate::common::{
-    find_note, load_embedder, open_options, open_searcher, open_vault, print_json,
-};
+use crate::common::{find_note, load_embedder, open_backend, open_options, open_vault, print_json};
 
 /// `draft`'s flags.
 pub(super) struct DraftFlags<'a> {
@@ -46,9 +44,9 @@ pub(super) fn draft(cli: &Cli, flags: DraftFlags<'_>, out: &mut String) -> Resul
         load_embedder(cli)?
     };
     let (target, frozen) = {
-        let searcher = open_searcher(cli, embedder)?;
+        let searcher = open_backend(cli, embedder)?;
         quire_app::draft::draft_context(
-            &searcher,
+            searcher.answer_index(),
             &reader,
             &path,
             flags.heading,
