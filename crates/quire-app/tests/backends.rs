@@ -483,3 +483,55 @@ fn ask_finds_the_same_passages_and_evidence_on_both_backends() {
         assert!(!starter.evidence.unwrap().weak);
     }
 }
+
+/// The database holds each note's links and tags as the local store does, after a first
+/// publish (every note written) and after an edit (that note alone written).
+#[test]
+fn links_and_tags_are_published_as_the_store_holds_them() {
+    let f = Fixture::new(Backend::Postgres);
+    let url = f.url.clone().unwrap();
+    let check = || {
+        let store = quire_index::Store::open(&f.location.store_path()).unwrap();
+        let mut client = quire_pg::connect(&url).unwrap();
+        let mut local_tags: std::collections::BTreeSet<(String, String)> =
+            store.tags().unwrap().into_iter().collect();
+        local_tags.retain(|(_, t)| !t.is_empty());
+        let db_tags: std::collections::BTreeSet<(String, String)> = client
+            .query("SELECT path, tag FROM quire_tags", &[])
+            .unwrap()
+            .into_iter()
+            .map(|r| (r.get(0), r.get(1)))
+            .collect();
+        assert_eq!(local_tags, db_tags);
+        let local_links: Vec<(String, String, i32)> = store
+            .links(None)
+            .unwrap()
+            .into_iter()
+            .map(|l| (l.note_path, l.target, l.line as i32))
+            .collect();
+        let db_links: Vec<(String, String, i32)> = client
+            .query(
+                "SELECT path, target, line FROM quire_links ORDER BY path, line, target",
+                &[],
+            )
+            .unwrap()
+            .into_iter()
+            .map(|r| (r.get(0), r.get(1), r.get(2)))
+            .collect();
+        let mut sorted = local_links.clone();
+        sorted.sort();
+        let mut db_sorted = db_links;
+        db_sorted.sort();
+        assert!(sorted.len() > 20, "{} links", sorted.len());
+        assert_eq!(sorted, db_sorted);
+    };
+    check();
+    quire_testkit::edit_file(
+        &f.vault.join("Projects/Homelab.md"),
+        "Three small machines",
+        "Three small machines (see [[Sleep]]) #hardware",
+    );
+    let stats = f.sync().unwrap();
+    assert_eq!(stats.updated, 1);
+    check();
+}

@@ -294,26 +294,39 @@ impl Store {
         rows.collect::<Result<_, _>>().map_err(db_err)
     }
 
-    /// Every link as indexed: (note path, target as written, subpath, kind, line).
-    pub fn links(&self) -> Result<Vec<LinkRow>, IndexError> {
+    /// The links of the notes at `paths` (`None`: every note) as indexed, by note and line.
+    pub fn links(&self, paths: Option<&[&str]>) -> Result<Vec<LinkRow>, IndexError> {
+        const COLUMNS: &str = "SELECT note_path, target, subpath, kind, line FROM links";
+        let row = |r: &rusqlite::Row<'_>| {
+            Ok(LinkRow {
+                note_path: r.get(0)?,
+                target: r.get(1)?,
+                subpath: r.get(2)?,
+                kind: r.get(3)?,
+                line: r.get::<_, i64>(4)? as usize,
+            })
+        };
+        let Some(paths) = paths else {
+            let mut stmt = self
+                .conn
+                .prepare(&format!("{COLUMNS} ORDER BY note_path, line"))
+                .map_err(db_err)?;
+            let rows = stmt.query_map([], row).map_err(db_err)?;
+            return rows.collect::<Result<_, _>>().map_err(db_err);
+        };
+        // One note at a time, through the index on note_path.
         let mut stmt = self
             .conn
-            .prepare(
-                "SELECT note_path, target, subpath, kind, line FROM links ORDER BY note_path, line",
-            )
+            .prepare_cached(&format!("{COLUMNS} WHERE note_path = ?1 ORDER BY line"))
             .map_err(db_err)?;
-        let rows = stmt
-            .query_map([], |r| {
-                Ok(LinkRow {
-                    note_path: r.get(0)?,
-                    target: r.get(1)?,
-                    subpath: r.get(2)?,
-                    kind: r.get(3)?,
-                    line: r.get::<_, i64>(4)? as usize,
-                })
-            })
-            .map_err(db_err)?;
-        rows.collect::<Result<_, _>>().map_err(db_err)
+        let mut links = Vec::new();
+        for path in paths {
+            let rows = stmt.query_map([path], row).map_err(db_err)?;
+            for link in rows {
+                links.push(link.map_err(db_err)?);
+            }
+        }
+        Ok(links)
     }
 
     /// Every note's properties, as (path, JSON object text).

@@ -16,10 +16,13 @@
 //! filters, fusion, grouping and snippets cannot drift apart.
 //!
 //! ```no_run
-//! let mut client = quire_pg::connect("postgresql://quire@db.example/quire").unwrap();
-//! let store = quire_index::Store::open(std::path::Path::new("/tmp/index/store.sqlite")).unwrap();
-//! let stats = quire_pg::publish(&store, &mut client, &quire_pg::PublishOptions::default()).unwrap();
+//! # fn main() -> Result<(), quire_pg::PgError> {
+//! let mut client = quire_pg::connect("postgresql://quire@db.example/quire")?;
+//! let store = quire_index::Store::open(std::path::Path::new("/tmp/index/store.sqlite"))?;
+//! let stats = quire_pg::publish(&store, &mut client, &quire_pg::PublishOptions::default())?;
 //! println!("generation {}: {} notes written", stats.generation, stats.added + stats.updated);
+//! # Ok(())
+//! # }
 //! ```
 
 mod publish;

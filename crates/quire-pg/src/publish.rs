@@ -212,12 +212,8 @@ fn publish_pinned(
     for (c, d) in docs_with_chunks(store, only)? {
         chunks.entry(c.note_path.clone()).or_default().push((c, d));
     }
-    let mut tags: HashMap<String, Vec<String>> = HashMap::new();
-    for (path, tag) in store.tags()? {
-        tags.entry(path).or_default().push(tag);
-    }
     let mut links: HashMap<String, Vec<quire_index::store::LinkRow>> = HashMap::new();
-    for l in store.links()? {
+    for l in store.links(only)? {
         links.entry(l.note_path.clone()).or_default().push(l);
     }
     let (vectors, centroids) = match &space {
@@ -281,7 +277,10 @@ fn publish_pinned(
             stats.chunks_written += 1;
             batch.chunk(c, seq, doc, embedding);
         }
-        for tag in tags.get(&note.path).map(Vec::as_slice).unwrap_or_default() {
+        // A note's tags (lowercased, as the store keeps them) are on each of its chunks'
+        // documents.
+        let own = chunks.get(&note.path).and_then(|c| c.first());
+        for tag in own.map(|(_, doc)| doc.tags.as_slice()).unwrap_or_default() {
             batch.tag(&note.path, tag);
         }
         for l in links.get(&note.path).map(Vec::as_slice).unwrap_or_default() {

@@ -187,11 +187,12 @@ impl PgSearcher {
     pub fn similar(&self, path: &str, k: usize) -> Result<Vec<SimilarNote>, SearchError> {
         self.snapshot(|s| {
             self.embedder("similar notes", s.space.as_ref())?;
-            let mut tx = s.tx.borrow_mut();
-            let Some(row) = tx
+            let row = s
+                .tx
+                .borrow_mut()
                 .query_opt("SELECT centroid FROM quire_notes WHERE path = $1", &[&path])
-                .map_err(db)?
-            else {
+                .map_err(db)?;
+            let Some(row) = row else {
                 return Err(SearchError::NoNote(path.to_string()));
             };
             let Some(own) = row.get::<_, Option<Vector>>(0) else {
@@ -199,22 +200,22 @@ impl PgSearcher {
                     "{path} has no note vector in the database (not embedded, or its chunk vectors cancel out)"
                 )));
             };
-            tx.batch_execute(&ef_search(k)).map_err(db)?;
-            let limit = i64::try_from(k).unwrap_or(i64::MAX);
-            let rows = tx
-                .query(
-                    "SELECT path, title, (1 - (centroid <=> $1))::real FROM quire_notes
-                     WHERE path <> $2 AND centroid IS NOT NULL
-                     ORDER BY centroid <=> $1, path LIMIT $3",
-                    &[&own, &path, &limit],
-                )
-                .map_err(db)?;
-            Ok(rows
+            // The note vector ranking hybrid search uses (the HNSW graph), the note itself
+            // left out.
+            let ranked: Vec<(String, f32)> = s
+                .note_ranking(own.as_slice(), k + 1, None)?
                 .into_iter()
-                .map(|r| SimilarNote {
-                    path: r.get(0),
-                    title: r.get(1),
-                    score: r.get(2),
+                .filter(|(p, _)| p != path)
+                .take(k)
+                .collect();
+            let paths: Vec<&str> = ranked.iter().map(|(p, _)| p.as_str()).collect();
+            let mut titles = s.note_titles(&paths)?;
+            Ok(ranked
+                .into_iter()
+                .map(|(path, score)| SimilarNote {
+                    title: titles.remove(&path).unwrap_or_default(),
+                    path,
+                    score,
                 })
                 .collect())
         })
@@ -226,7 +227,7 @@ impl PgSearcher {
 pub struct PgStatus {
     /// The generation last published.
     pub generation: u64,
-    /// Notes, chunks, and chunks with a vector.
+    /// Notes.
     pub notes: u64,
     /// Chunk rows.
     pub chunks: u64,
