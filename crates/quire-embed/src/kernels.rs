@@ -17,6 +17,16 @@ macro_rules! dispatch {
             $generic($($arg),*)
         }
         #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")]
+        unsafe fn wide($($arg: $ty),*) $(-> $ret)? {
+            $generic($($arg),*)
+        }
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("avx512bw") && std::arch::is_x86_feature_detected!("avx512dq") && std::arch::is_x86_feature_detected!("avx512vl") {
+            // SAFETY: the CPU has AVX-512 F, BW, DQ and VL, checked just above.
+            return unsafe { wide($($arg),*) };
+        }
+        #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
             // SAFETY: the CPU has AVX2 and FMA, checked just above.
             return unsafe { $avx($($arg),*) };
@@ -25,13 +35,18 @@ macro_rules! dispatch {
     };
 }
 
-/// Rounds to the nearest integer (ties to even) for |x| < 2²²: adding and taking away 1.5·2²³
-/// leaves no fraction bits. `f32::round` is a library call the compiler does not vectorise (it
-/// was most of the softmax's time).
+/// 1.5·2²³: a float of that size has no fraction bits, so adding it to |x| < 2²² rounds x to
+/// the nearest integer (ties to even), and taking it away again gives that integer as a float.
+/// `f32::round` is a library call the compiler does not vectorise (it was most of the
+/// softmax's time).
+pub(crate) const ROUND_MAGIC: f32 = 12_582_912.0;
+
+/// The integer `n` of `n as f32 + ROUND_MAGIC` (|n| < 2²²), read from its bits: the low
+/// mantissa bits hold `n` above the magic number's own. Pure integer arithmetic, so it
+/// vectorises where `as i32` does not.
 #[inline(always)]
-pub(crate) fn round(x: f32) -> f32 {
-    const MAGIC: f32 = 12_582_912.0;
-    (x + MAGIC) - MAGIC
+pub(crate) fn magic_to_int(shifted: f32) -> i32 {
+    (shifted.to_bits() as i32).wrapping_sub(ROUND_MAGIC.to_bits() as i32)
 }
 
 /// e^x for the softmax: Cody–Waite range reduction to 2^n · e^r with |r| ≤ ln2/2 and a degree-6
@@ -39,14 +54,19 @@ pub(crate) fn round(x: f32) -> f32 {
 #[inline(always)]
 fn exp(x: f32) -> f32 {
     let x = x.clamp(-87.0, 88.0);
-    let n = round(x * std::f32::consts::LOG2_E);
+    // n = round(x·log2 e) as a float and, from the same sum's bits, as an integer: a float cast
+    // (`as i32`) saturates and checks for NaN element by element, which the compiler cannot
+    // vectorise (it was most of the softmax's time in a profile).
+    let shifted = x * std::f32::consts::LOG2_E + ROUND_MAGIC;
+    let n = shifted - ROUND_MAGIC;
+    let ni = magic_to_int(shifted);
     let r = x - n * 0.693_145_75 - n * 1.428_606_8e-6;
     let p = 1.0
         + r * (1.0
             + r * (0.5
                 + r * (0.166_666_67
                     + r * (0.041_666_668 + r * (0.008_333_334 + r * 0.001_388_889)))));
-    f32::from_bits(((n as i32 + 127) as u32) << 23) * p
+    f32::from_bits(((ni + 127) as u32) << 23) * p
 }
 
 /// erf(x) by Abramowitz & Stegun 7.1.26 (absolute error below 1.5e-7), with e^(−x²) from [`exp`].

@@ -14,6 +14,10 @@
 //! assert!(cosine > 0.5);
 //! ```
 
+// Inline assembly for the tile instructions (Rust's AMX intrinsics are unstable); the shapes are
+// checked in safe code first.
+#[allow(unsafe_code)]
+mod amx;
 pub mod bert_dir;
 pub mod e5;
 pub mod e5s1;
@@ -32,6 +36,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub use amx::{amx_active, set_amx};
 pub use bert_dir::{BertDirModel, default_minilm_dir};
 pub use e5::{E5Model, Precision};
 pub use encoder::{Pooling, embed_threads};

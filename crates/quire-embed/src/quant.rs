@@ -28,6 +28,8 @@ pub(crate) struct QDense {
     /// Block scales: `[out/16][inp/32][16 outputs]`.
     scales: Vec<f32>,
     pub b: Vec<f32>,
+    /// The same weights as bf16 tiles for AMX, made on the first large batch that uses them.
+    amx: std::sync::OnceLock<Option<crate::amx::AmxDense>>,
 }
 
 impl QDense {
@@ -74,6 +76,7 @@ impl QDense {
             nibbles,
             scales,
             b,
+            amx: std::sync::OnceLock::new(),
         })
     }
 
@@ -88,6 +91,7 @@ impl QDense {
             nibbles: Vec::with_capacity(out * inp),
             scales: Vec::with_capacity(out * inp / BLOCK),
             b: Vec::with_capacity(out),
+            amx: std::sync::OnceLock::new(),
         };
         for p in parts {
             d.nibbles.extend(p.nibbles);
@@ -100,6 +104,27 @@ impl QDense {
     /// Output tiles of 16.
     pub fn tiles(&self) -> usize {
         self.out / TILE
+    }
+
+    /// The weight of output `o` for input `k`: its block's scale times its nibble less 8.
+    pub fn weight(&self, o: usize, k: usize) -> f32 {
+        let blocks = self.inp / BLOCK;
+        let (tile, lane) = (o / TILE, o % TILE);
+        let (blk, within) = (k / BLOCK, k % BLOCK);
+        let at = tile * blocks + blk;
+        let nibble =
+            self.nibbles[at * TILE_BLOCK + (within / 4) * TILE * 4 + lane * 4 + within % 4];
+        self.scales[at * TILE + lane] * (nibble as f32 - 8.0)
+    }
+
+    /// The layer as bf16 tiles for AMX ([`crate::amx`]), packed on first use; `None` where its
+    /// shape does not suit the kernel.
+    pub fn amx(&self) -> Option<&crate::amx::AmxDense> {
+        self.amx
+            .get_or_init(|| {
+                crate::amx::AmxDense::pack(|o, k| self.weight(o, k), self.out, self.inp)
+            })
+            .as_ref()
     }
 }
 
@@ -176,8 +201,11 @@ fn quantize_generic(x: &[f32], values: &mut [i8], scales: &mut [f32], sums8: &mu
         let inv = if d > 0.0 { 1.0 / d } else { 0.0 };
         let mut rounded = [0i32; BLOCK];
         for (o, v) in rounded.iter_mut().zip(block) {
-            // |v · inv| ≤ 127, well within `round`'s range.
-            *o = crate::kernels::round(v * inv).clamp(-128.0, 127.0) as i32;
+            // |v · inv| ≤ 127 (up to rounding, and the nearest integer of 127.00001 is 127), well
+            // within the magic number's range; read as an integer from the bits, which
+            // vectorises where a float cast (saturating, NaN-checked) does not.
+            let scaled = (v * inv).clamp(-128.0, 127.0);
+            *o = crate::kernels::magic_to_int(scaled + crate::kernels::ROUND_MAGIC);
         }
         for (o, r) in q.iter_mut().zip(&rounded) {
             *o = *r as i8;
