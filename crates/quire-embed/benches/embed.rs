@@ -4,7 +4,8 @@
 //! f32 weights and activations ([`Precision::F32`]) in the same run, and the lowest cosine
 //! between the two paths' vectors is printed. For a folder, when `QUIRE_BASELINE_PYTHON` names a
 //! Python with `sentence-transformers` (and torch), the same texts are embedded by PyTorch in the
-//! same run (`scripts/bench/st_baseline.py`) and the ratio is printed:
+//! same run (`scripts/bench/st_baseline.py`) and the ratio is printed. On a CPU with AMX the
+//! default path (dense layers on tiles) is also compared with the VNNI path in the same run:
 //!
 //! ```sh
 //! ./scripts/fetch-model.sh minilm
@@ -119,6 +120,20 @@ fn main() {
         quire_embed::embed_threads()
     );
     let ours = throughput(model.as_ref(), &texts);
+    if quire_embed::amx_active() {
+        // The same model with its dense layers on the AVX-512 VNNI kernel instead of AMX tiles.
+        quire_embed::set_amx(false);
+        let vnni = throughput(model.as_ref(), &texts);
+        quire_embed::set_amx(true);
+        for (i, batch) in BATCHES.iter().enumerate() {
+            println!(
+                "batch {batch:>2}: AMX tiles {:>7.1} passages/s   VNNI path {:>7.1} passages/s   ratio {:.2}x",
+                ours[i],
+                vnni[i],
+                ours[i] / vnni[i]
+            );
+        }
+    }
     let baseline = if std::env::var_os("QUIRE_BENCH_NO_BASELINE").is_some() {
         Err("QUIRE_BENCH_NO_BASELINE is set".to_string())
     } else if path.is_dir() {
