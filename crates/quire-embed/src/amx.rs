@@ -157,6 +157,109 @@ pub(crate) fn matmul(x: &[u16], rows: usize, d: &AmxDense, out: &mut [f32]) {
     }
 }
 
+/// Head width the tile attention takes: one tile row of bf16.
+pub(crate) const HEAD: usize = K_TILE;
+
+/// Buffers of one head's attention on tiles, reused from job to job.
+#[derive(Default)]
+pub(crate) struct HeadScratch {
+    /// Q · scale as bf16, `[lp][32]`.
+    q: Vec<u16>,
+    /// K in weight-tile layout, `[lp/16][16 pairs][16 keys][2]`.
+    k: Vec<u16>,
+    /// V in weight-tile layout, `[lp/32][2 halves of the head][16 pairs][16 dims][2]`.
+    v: Vec<u16>,
+    /// Scores, then probabilities, `[lp][lp]` f32.
+    scores: Vec<f32>,
+    /// Probabilities as bf16, `[lp][lp]`.
+    p: Vec<u16>,
+    /// The head's output, `[lp][32]` f32.
+    pub out: Vec<f32>,
+}
+
+/// `softmax(Q·Kᵀ·scale)·V` of one head over one window of `len` tokens, on tiles: row `r` of Q,
+/// K and V is `qkv[r·stride + q_at..][..32]` (and `k_at`, `v_at`); the result is the first `len`
+/// rows of `scratch.out` (32 values each). The scores and the softmax stay f32; Q, K, V and the
+/// probabilities are rounded to bf16 for the products.
+///
+/// Must only be called when [`amx_active`] is true.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn attention_head(
+    qkv: &[f32],
+    stride: usize,
+    (q_at, k_at, v_at): (usize, usize, usize),
+    len: usize,
+    scale: f32,
+    softmax: impl Fn(&mut [f32]),
+    scratch: &mut HeadScratch,
+) {
+    assert!(amx_active(), "AMX available");
+    assert!(len > 0, "a window has tokens");
+    assert!(
+        [q_at, k_at, v_at]
+            .iter()
+            .all(|&at| (len - 1) * stride + at + HEAD <= qkv.len()),
+        "Q, K and V rows inside qkv"
+    );
+    let lp = len.next_multiple_of(ROW_STEP);
+    let HeadScratch {
+        q,
+        k,
+        v,
+        scores,
+        p,
+        out,
+    } = scratch;
+    q.clear();
+    q.resize(lp * HEAD, 0);
+    k.clear();
+    k.resize(lp * HEAD, 0);
+    v.clear();
+    v.resize(lp * HEAD, 0);
+    for r in 0..len {
+        let row = &qkv[r * stride..];
+        for (o, x) in q[r * HEAD..(r + 1) * HEAD]
+            .iter_mut()
+            .zip(&row[q_at..q_at + HEAD])
+        {
+            *o = bf16_bits(x * scale);
+        }
+        // Key r is column r of the score tiles: tile r/16, lane r%16, pair i/2, element i%2.
+        let kt = (r / N_TILE) * K_TILE * N_TILE + (r % N_TILE) * 2;
+        for (i, x) in row[k_at..k_at + HEAD].iter().enumerate() {
+            k[kt + (i / 2) * N_TILE * 2 + i % 2] = bf16_bits(*x);
+        }
+        // Value r is input r of the output tiles: block r/32, pair (r%32)/2, element r%2.
+        let vt = (r / K_TILE) * 2 * K_TILE * N_TILE + ((r % K_TILE) / 2) * N_TILE * 2 + r % 2;
+        for (i, x) in row[v_at..v_at + HEAD].iter().enumerate() {
+            v[vt + (i / N_TILE) * K_TILE * N_TILE + (i % N_TILE) * 2] = bf16_bits(*x);
+        }
+    }
+    scores.clear();
+    scores.resize(lp * lp, 0.0);
+    p.clear();
+    p.resize(lp * lp, 0);
+    out.clear();
+    out.resize(lp * HEAD, 0.0);
+    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+    // SAFETY: every buffer was sized above for lp (a multiple of 32) rows and columns.
+    unsafe {
+        tiles::scores(q, k, lp, scores)
+    };
+    for (r, row) in scores.chunks_exact_mut(lp).take(len).enumerate() {
+        let row = &mut row[..len];
+        softmax(row);
+        for (o, x) in p[r * lp..r * lp + len].iter_mut().zip(row.iter()) {
+            *o = bf16_bits(*x);
+        }
+    }
+    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+    // SAFETY: as above.
+    unsafe {
+        tiles::weighted(p, v, lp, out)
+    };
+}
+
 #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
 mod tiles {
     use std::arch::asm;
@@ -174,11 +277,7 @@ mod tiles {
         tail: [u8; 16],
     }
 
-    /// # Safety
-    /// The shapes are those [`super::matmul`] checked, and the tiles may be used.
-    pub(super) unsafe fn matmul(x: &[u16], rows: usize, d: &AmxDense, out: &mut [f32]) {
-        // tmm0–3 accumulate 16 × 16 f32; tmm4–5 hold activations (16 rows × 32 bf16), tmm6–7
-        // weights (16 pairs × 16 outputs × 2): every tile 16 rows of 64 bytes.
+    fn config() -> Config {
         let mut cfg = Config {
             palette: 1,
             start_row: 0,
@@ -191,6 +290,95 @@ mod tiles {
             cfg.colsb[t] = 64;
             cfg.rows[t] = N_TILE as u8;
         }
+        cfg
+    }
+
+    /// `scores[lp][lp] = q[lp][32] · kᵀ`, `k` in weight-tile layout.
+    ///
+    /// # Safety
+    /// The tiles may be used; `q` and `k` hold `lp · 32` values, `scores` `lp · lp`, `lp` a
+    /// multiple of 16.
+    pub(super) unsafe fn scores(q: &[u16], k: &[u16], lp: usize, scores: &mut [f32]) {
+        debug_assert!(q.len() >= lp * 32 && k.len() >= lp * 32 && scores.len() >= lp * lp);
+        let cfg = config();
+        let s_stride = lp * 4;
+        // SAFETY: the caller's sizes: tile i of Q is rows 16i.. (64 bytes each), tile j of K one
+        // whole 1 KiB tile, and the output block rows 16i.., columns 16j.. of `scores`.
+        unsafe {
+            asm!("ldtilecfg [{}]", in(reg) &cfg as *const Config, options(nostack, readonly));
+            for i in 0..lp / N_TILE {
+                asm!(
+                    "tileloadd tmm4, [{a} + {s}*1]",
+                    a = in(reg) q.as_ptr().add(i * N_TILE * K_TILE),
+                    s = in(reg) 64usize,
+                    options(nostack, readonly)
+                );
+                for j in 0..lp / N_TILE {
+                    asm!(
+                        "tilezero tmm0",
+                        "tileloadd tmm6, [{b} + {s}*1]",
+                        "tdpbf16ps tmm0, tmm4, tmm6",
+                        "tilestored [{c} + {cs}*1], tmm0",
+                        b = in(reg) k.as_ptr().add(j * N_TILE * K_TILE),
+                        s = in(reg) 64usize,
+                        c = in(reg) scores.as_mut_ptr().add(i * N_TILE * lp + j * N_TILE),
+                        cs = in(reg) s_stride,
+                        options(nostack)
+                    );
+                }
+            }
+            asm!("tilerelease", options(nostack, nomem));
+        }
+    }
+
+    /// `out[lp][32] = p[lp][lp] · v`, `v` in weight-tile layout (two 16-wide halves per block
+    /// of 32 values).
+    ///
+    /// # Safety
+    /// The tiles may be used; `p` holds `lp · lp` values, `v` and `out` `lp · 32`, `lp` a
+    /// multiple of 32.
+    pub(super) unsafe fn weighted(p: &[u16], v: &[u16], lp: usize, out: &mut [f32]) {
+        debug_assert!(p.len() >= lp * lp && v.len() >= lp * 32 && out.len() >= lp * 32);
+        let cfg = config();
+        // SAFETY: the caller's sizes: rows 16i.. of P, columns 32kb.. (64 bytes each), the two
+        // 1 KiB tiles of V's block kb, and rows 16i.. of `out` (128 bytes each).
+        unsafe {
+            asm!("ldtilecfg [{}]", in(reg) &cfg as *const Config, options(nostack, readonly));
+            for i in 0..lp / N_TILE {
+                asm!("tilezero tmm0", "tilezero tmm1", options(nostack, nomem));
+                for kb in 0..lp / K_TILE {
+                    asm!(
+                        "tileloadd tmm4, [{a} + {sa}*1]",
+                        "tileloadd tmm6, [{b0} + {s}*1]",
+                        "tileloadd tmm7, [{b1} + {s}*1]",
+                        "tdpbf16ps tmm0, tmm4, tmm6",
+                        "tdpbf16ps tmm1, tmm4, tmm7",
+                        a = in(reg) p.as_ptr().add(i * N_TILE * lp + kb * K_TILE),
+                        sa = in(reg) lp * 2,
+                        b0 = in(reg) v.as_ptr().add(kb * 2 * K_TILE * N_TILE),
+                        b1 = in(reg) v.as_ptr().add((kb * 2 + 1) * K_TILE * N_TILE),
+                        s = in(reg) 64usize,
+                        options(nostack, readonly)
+                    );
+                }
+                asm!(
+                    "tilestored [{c} + {s}*1], tmm0",
+                    "tilestored [{c} + {s}*1 + 64], tmm1",
+                    c = in(reg) out.as_mut_ptr().add(i * N_TILE * K_TILE),
+                    s = in(reg) 128usize,
+                    options(nostack)
+                );
+            }
+            asm!("tilerelease", options(nostack, nomem));
+        }
+    }
+
+    /// # Safety
+    /// The shapes are those [`super::matmul`] checked, and the tiles may be used.
+    pub(super) unsafe fn matmul(x: &[u16], rows: usize, d: &AmxDense, out: &mut [f32]) {
+        // tmm0–3 accumulate 16 × 16 f32; tmm4–5 hold activations (16 rows × 32 bf16), tmm6–7
+        // weights (16 pairs × 16 outputs × 2): every tile 16 rows of 64 bytes.
+        let cfg = config();
         let kbs = d.inp / K_TILE;
         let a_stride = d.inp * 2;
         let b_tile = K_TILE * N_TILE; // u16 values per weight tile
@@ -315,6 +503,59 @@ mod tests {
         assert_eq!(bf16_bits(1.0 + 1.0 / 256.0), 0x3F80);
         // Just above halfway rounds up.
         assert_eq!(bf16_bits(1.0 + 1.0 / 256.0 + 1.0 / 65536.0), 0x3F81);
+    }
+
+    #[test]
+    fn tile_attention_matches_f32_attention() {
+        let mut scratch = HeadScratch::default();
+        // Windows shorter than a tile, not a multiple of one, and several tiles long.
+        for len in [5usize, 37, 70] {
+            let (hidden, stride) = (64, 3 * 64);
+            let qkv: Vec<f32> = (0..len * stride)
+                .map(|i| ((i as f32) * 0.713).sin() * 1.5)
+                .collect();
+            // Head 1 of 2: Q, K and V at columns 32.., 96.., 160.. of each row.
+            let at = (HEAD, hidden + HEAD, 2 * hidden + HEAD);
+            let scale = 1.0 / (HEAD as f32).sqrt();
+            let mut want = vec![0f32; len * HEAD];
+            for r in 0..len {
+                let q = &qkv[r * stride + at.0..][..HEAD];
+                let mut s: Vec<f32> = (0..len)
+                    .map(|c| {
+                        let k = &qkv[c * stride + at.1..][..HEAD];
+                        q.iter().zip(k).map(|(a, b)| a * b).sum::<f32>() * scale
+                    })
+                    .collect();
+                let max = s.iter().cloned().fold(f32::MIN, f32::max);
+                s.iter_mut().for_each(|x| *x = (*x - max).exp());
+                let total: f32 = s.iter().sum();
+                for (c, w) in s.iter().enumerate() {
+                    let v = &qkv[c * stride + at.2..][..HEAD];
+                    for (o, x) in want[r * HEAD..(r + 1) * HEAD].iter_mut().zip(v) {
+                        *o += w / total * x;
+                    }
+                }
+            }
+            if !amx_active() {
+                continue;
+            }
+            attention_head(
+                &qkv,
+                stride,
+                at,
+                len,
+                scale,
+                crate::kernels::softmax,
+                &mut scratch,
+            );
+            for (i, (g, w)) in scratch.out[..len * HEAD].iter().zip(&want).enumerate() {
+                // bf16 rounding of Q, K (scores within ~1%), the probabilities and V.
+                assert!(
+                    (g - w).abs() < 0.03 * (1.0 + w.abs()),
+                    "len {len}, {i}: {g} vs {w}"
+                );
+            }
+        }
     }
 
     #[test]

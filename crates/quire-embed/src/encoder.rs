@@ -538,6 +538,30 @@ impl Encoder {
             "every window lies inside qkv"
         );
         let dst = Shared(ctx.as_mut_ptr());
+        if d == amx::HEAD && qkv.len() / stride >= AMX_MIN_ROWS && amx::amx_active() {
+            (0..spans.len() * heads).into_par_iter().for_each_init(
+                amx::HeadScratch::default,
+                |scratch, job| {
+                    let (start, len) = spans[job / heads];
+                    let head = job % heads;
+                    let window = &qkv[start * stride..(start + len) * stride];
+                    let at = (head * d, hidden + head * d, 2 * hidden + head * d);
+                    amx::attention_head(window, stride, at, len, scale, kernels::softmax, scratch);
+                    for (r, row) in scratch.out.chunks_exact(d).take(len).enumerate() {
+                        // SAFETY: this job alone writes row start+r, columns head·d..(head+1)·d
+                        // of `ctx`, which has a row per qkv row (checked above).
+                        unsafe {
+                            std::ptr::copy_nonoverlapping(
+                                row.as_ptr(),
+                                dst.ptr().add((start + r) * hidden + head * d),
+                                d,
+                            );
+                        }
+                    }
+                },
+            );
+            return;
+        }
         (0..spans.len() * heads).into_par_iter().for_each_init(
             Vec::new,
             |scores: &mut Vec<f32>, job| {
