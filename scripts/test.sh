@@ -25,7 +25,7 @@ cargo test --workspace --locked
 # quire_embed::embed_threads(), one per core unless QUIRE_EMBED_THREADS says otherwise).
 # `--workspace` keeps the features of the run above, so nothing is rebuilt.
 QUIRE_EMBED_THREADS=1 \
-  cargo test --workspace --locked --test e5_reference --test bert_dir_reference
+  cargo test --workspace --locked --test e5_reference --test bert_dir_reference --test amx_path
 # The web page of `quire serve` in a real browser: headless Debian chromium (/usr/bin/chromium)
 # driven by playwright-core from npm (web-tests/, pinned in its package-lock.json). The binary is
 # the one the Rust tests just built; the screenshot goes to target/web-tests/.
