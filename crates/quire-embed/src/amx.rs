@@ -235,11 +235,11 @@ pub(crate) fn attention_head(
             v[vt + (i / N_TILE) * K_TILE * N_TILE + (i % N_TILE) * 2] = bf16_bits(*x);
         }
     }
-    scores.clear();
+    // The tile stores write every value of `scores` and `out`, so they are only sized; `p` is
+    // zeroed, its padding (columns and rows past `len`) taking part in the products.
     scores.resize(lp * lp, 0.0);
     p.clear();
     p.resize(lp * lp, 0);
-    out.clear();
     out.resize(lp * HEAD, 0.0);
     #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
     // SAFETY: every buffer was sized above for lp (a multiple of 32) rows and columns.
@@ -299,7 +299,7 @@ mod tiles {
     /// The tiles may be used; `q` and `k` hold `lp · 32` values, `scores` `lp · lp`, `lp` a
     /// multiple of 16.
     pub(super) unsafe fn scores(q: &[u16], k: &[u16], lp: usize, scores: &mut [f32]) {
-        debug_assert!(q.len() >= lp * 32 && k.len() >= lp * 32 && scores.len() >= lp * lp);
+        assert!(q.len() >= lp * 32 && k.len() >= lp * 32 && scores.len() >= lp * lp);
         let cfg = config();
         let s_stride = lp * 4;
         // SAFETY: the caller's sizes: tile i of Q is rows 16i.. (64 bytes each), tile j of K one
@@ -338,7 +338,7 @@ mod tiles {
     /// The tiles may be used; `p` holds `lp · lp` values, `v` and `out` `lp · 32`, `lp` a
     /// multiple of 32.
     pub(super) unsafe fn weighted(p: &[u16], v: &[u16], lp: usize, out: &mut [f32]) {
-        debug_assert!(p.len() >= lp * lp && v.len() >= lp * 32 && out.len() >= lp * 32);
+        assert!(p.len() >= lp * lp && v.len() >= lp * 32 && out.len() >= lp * 32);
         let cfg = config();
         // SAFETY: the caller's sizes: rows 16i.. of P, columns 32kb.. (64 bytes each), the two
         // 1 KiB tiles of V's block kb, and rows 16i.. of `out` (128 bytes each).

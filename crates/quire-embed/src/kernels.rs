@@ -1,8 +1,8 @@
 //! The element-wise parts of the encoder, written so the compiler vectorises them: GELU with
 //! erf, a row softmax and LayerNorm. Written by hand because candle's CPU versions are scalar
 //! (`erf` and `exp` called once per element were 15% of embedding time in a profile). Each public
-//! function runs a copy compiled for AVX2+FMA when the CPU has them (checked at run time), else
-//! the portable copy: same code, same results up to rounding.
+//! function runs a copy compiled for AVX-512 (F, BW, DQ, VL) or else AVX2+FMA when the CPU has
+//! them (checked at run time), else the portable copy: same code, same results up to rounding.
 
 /// Lanes of the explicit accumulators: wide enough for one AVX register of f32.
 const LANES: usize = 8;
