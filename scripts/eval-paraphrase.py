@@ -41,6 +41,9 @@ def run(cmd):
     out = subprocess.run([BIN] + cmd, env=env, capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit(f"quire {' '.join(cmd)} failed: {out.stderr}")
+    for line in out.stderr.splitlines():
+        if line.startswith("QUIRE_HYDE"):  # the model's time per question (QUIRE_HYDE=1)
+            print(line, file=sys.stderr)
     return out.stdout
 
 

@@ -190,7 +190,22 @@ pub fn evaluate(
             runs.push(("vector".to_string(), keys(&vector), vector_ms));
             for (name, fusion) in &hybrids {
                 let started = std::time::Instant::now();
-                let ranked = fuse_documents(&bm25, &vector, *fusion);
+                let mut ranked = fuse_documents(&bm25, &vector, *fusion);
+                if fusion.prf > 0.0 {
+                    // Pseudo-relevance feedback, as a search does it (see `Fusion::prf`).
+                    let feedback: Vec<&[f32]> = ranked
+                        .iter()
+                        .take(crate::fusion::PRF_DEPTH)
+                        .filter_map(|key| m.keys.iter().position(|(k, _)| k == key))
+                        .map(|i| m.row(i))
+                        .collect();
+                    let moved = crate::fusion::rocchio(&q, &feedback, fusion.prf);
+                    let vector: Vec<(String, f32)> = top_k(m.scores(&moved), 100)
+                        .into_iter()
+                        .map(|(i, s)| (m.keys[i].0.clone(), s))
+                        .collect();
+                    ranked = fuse_documents(&bm25, &vector, *fusion);
+                }
                 runs.push((name.clone(), ranked, bm25_ms + vector_ms + ms(started)));
             }
         }

@@ -105,6 +105,34 @@ pub struct Fusion {
     /// (the normalised mean of their chunk vectors), a signal about the note as a whole; it
     /// shares the semantic weight with the chunk-vector ranking.
     pub centroid: bool,
+    /// Pseudo-relevance feedback: when above 0, the query vector is moved toward the mean vector
+    /// of the first fusion's [`PRF_DEPTH`] best chunks by this weight (Rocchio, then normalised),
+    /// the vector side searched again with it and fused again with the same BM25 list. No model
+    /// call: the vectors are the index's.
+    pub prf: f32,
+}
+
+/// The chunks whose vectors pseudo-relevance feedback averages ([`Fusion::prf`]).
+pub const PRF_DEPTH: usize = 3;
+
+/// `query` moved toward the mean of `feedback` by `weight`, normalised to unit length (the
+/// query itself when there is no feedback vector).
+pub fn rocchio(query: &[f32], feedback: &[&[f32]], weight: f32) -> Vec<f32> {
+    let mut moved = query.to_vec();
+    if feedback.is_empty() {
+        return moved;
+    }
+    let share = weight / feedback.len() as f32;
+    for v in feedback {
+        for (m, x) in moved.iter_mut().zip(v.iter()) {
+            *m += share * x;
+        }
+    }
+    let norm = moved.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        moved.iter_mut().for_each(|x| *x /= norm);
+    }
+    moved
 }
 
 /// The default fusion, chosen on the measurements in `docs/fusion-variants.md`: z-scores
@@ -130,6 +158,7 @@ impl Default for Fusion {
             },
             notes: false,
             centroid: false,
+            prf: 0.0,
         }
     }
 }
@@ -146,12 +175,13 @@ impl Fusion {
             },
             notes: false,
             centroid: false,
+            prf: 0.0,
         }
     }
 }
 
 /// Reads a variant name as written in `docs/fusion-variants.md`: a method, then `+notes` and/or
-/// `+centroid` (which implies `+notes`). Methods: `rrf`, `rrf:v=W` (each semantic list weighs
+/// `+centroid` (which implies `+notes`) and/or `+prf` (feedback weight 0.5) or `+prf=W`. Methods: `rrf`, `rrf:v=W` (each semantic list weighs
 /// W, BM25 1), `rrf:k=K`, `gate` (gated RRF), `mm:A`, `z:A`, `zu:A`, `top:A` (convex combination
 /// with semantic weight A and min-max, z-score, z-score over the union or top-scaled
 /// normalisation), `default`.
@@ -172,7 +202,21 @@ impl std::str::FromStr for Fusion {
                     fusion.notes = true;
                     fusion.centroid = true;
                 }
-                other => return Err(format!("unknown fusion flag `+{other}` (notes, centroid)")),
+                "prf" => fusion.prf = 0.5,
+                other if other.starts_with("prf=") => {
+                    fusion.prf = other["prf=".len()..]
+                        .parse::<f32>()
+                        .ok()
+                        .filter(|w| w.is_finite() && *w >= 0.0)
+                        .ok_or_else(|| {
+                            format!("`{other}` in fusion `{s}`: the weight is not a number ≥ 0")
+                        })?;
+                }
+                other => {
+                    return Err(format!(
+                        "unknown fusion flag `+{other}` (notes, centroid, prf, prf=W)"
+                    ));
+                }
             }
         }
         let number = |v: &str| {
@@ -199,6 +243,7 @@ impl std::str::FromStr for Fusion {
                     semantic,
                 }
             }
+            ("default", "") => Fusion::default().method,
             ("gate", "") => Method::GatedRrf { k: RRF_K },
             ("mm" | "z" | "zu" | "top", arg) => Method::Convex {
                 norm: match name {
@@ -395,6 +440,32 @@ pub fn collapse<K, N: Clone + Eq + Hash>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn prf_flags_parse_and_rocchio_moves_toward_the_feedback_at_unit_length() {
+        let f: Fusion = "zu:0.6+prf".parse().unwrap();
+        assert_eq!(f.prf, 0.5);
+        assert_eq!(f.method, Fusion::default().method);
+        let f: Fusion = "default+prf=0.3".parse().unwrap();
+        assert_eq!((f.method, f.prf), (Fusion::default().method, 0.3));
+        assert_eq!(Fusion::default().prf, 0.0);
+        assert!("zu:0.6+prf=-1".parse::<Fusion>().is_err());
+        assert!("zu:0.6+prf=x".parse::<Fusion>().is_err());
+
+        let query = [1.0, 0.0, 0.0];
+        assert_eq!(rocchio(&query, &[], 0.5), query.to_vec());
+        let a = [0.0, 1.0, 0.0];
+        let b = [0.0, 0.0, 1.0];
+        let moved = rocchio(&query, &[&a, &b], 1.0);
+        let norm: f32 = moved.iter().map(|x| x * x).sum::<f32>().sqrt();
+        assert!((norm - 1.0).abs() < 1e-6, "{moved:?}");
+        // q + (a + b) / 2 = (1, 0.5, 0.5), normalised.
+        let expect = 1.0 / 1.5_f32.sqrt();
+        assert!((moved[0] - expect).abs() < 1e-6 && (moved[1] - 0.5 * expect).abs() < 1e-6);
+        // A weight equal to the number of passages is their mean with the query.
+        let mean = rocchio(&query, &[&a], 1.0);
+        assert!((mean[0] - mean[1]).abs() < 1e-6);
+    }
 
     fn keys(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()

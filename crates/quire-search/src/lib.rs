@@ -579,6 +579,36 @@ impl Searcher {
         };
         retrieval::search(self, &query_vector, request)
     }
+
+    /// [`Searcher::search`] with the query's vector given instead of embedded from
+    /// `request.query` (which still drives BM25 and the snippets).
+    pub fn search_with_vector(
+        &self,
+        request: &SearchRequest,
+        vector: &[f32],
+    ) -> Result<SearchResults, SearchError> {
+        retrieval::search(self, &|_: &str| Ok(vector.to_vec()), request)
+    }
+
+    /// A query vector moved toward passages written for the query (hypothetical answers, as in
+    /// HyDE): the normalised mean of the query's vector and the passages' (embedded as
+    /// passages). With no passage, the query's own vector.
+    pub fn expanded_query_vector(
+        &self,
+        query: &str,
+        passages: &[&str],
+    ) -> Result<Vec<f32>, SearchError> {
+        let embedder = self.embedder("vector search")?;
+        let own = self.query_vector(embedder, query)?;
+        let written = if passages.is_empty() {
+            Vec::new()
+        } else {
+            embedder.embed_passages(passages)?
+        };
+        let refs: Vec<&[f32]> = written.iter().map(Vec::as_slice).collect();
+        // Each passage weighs as much as the query: the mean of all of them.
+        Ok(fusion::rocchio(&own, &refs, refs.len() as f32))
+    }
 }
 
 /// The local index (SQLite store, tantivy, vectors) behind the search boundary.
@@ -669,6 +699,17 @@ impl Retrieval for Searcher {
             .into_iter()
             .map(|(i, score)| (centroids[i].0.clone(), score))
             .collect())
+    }
+
+    fn chunk_vectors(&self, keys: &[&ChunkKey]) -> Result<Vec<Option<Vec<f32>>>, SearchError> {
+        let space = self.embedder("vector search")?.space();
+        keys.iter()
+            .map(|k| {
+                Ok(self
+                    .store
+                    .chunk_vector(&space.id(), space.dimension, &k.path, &k.id)?)
+            })
+            .collect()
     }
 
     fn first_chunks(&self, paths: &[String]) -> Result<Vec<ChunkKey>, SearchError> {

@@ -63,6 +63,13 @@ pub trait Retrieval {
     /// The first chunk with a vector of each of `paths` (a note found only by its note vector
     /// is shown with it); notes without one are left out.
     fn first_chunks(&self, paths: &[String]) -> Result<Vec<ChunkKey>, SearchError>;
+    /// The stored vectors of `keys`, in order (`None` for a chunk without one), for
+    /// pseudo-relevance feedback ([`crate::fusion::Fusion::prf`]); an index that cannot read
+    /// them returns an empty list, and the search goes without feedback.
+    fn chunk_vectors(&self, keys: &[&ChunkKey]) -> Result<Vec<Option<Vec<f32>>>, SearchError> {
+        let _ = keys;
+        Ok(Vec::new())
+    }
 }
 
 /// Hybrid fusion's answer: chunks with scores, best first, and each note's own fused score
@@ -121,7 +128,22 @@ pub fn search(
             } else {
                 None
             };
-            let (ranked, notes) = fuse(index, request, &lexical, &semantic, centroid)?;
+            let (mut ranked, mut notes) =
+                fuse(index, request, &lexical, &semantic, centroid.clone())?;
+            if request.fusion.prf > 0.0 {
+                let top: Vec<&ChunkKey> = ranked
+                    .iter()
+                    .take(fusion::PRF_DEPTH)
+                    .map(|(k, _)| k)
+                    .collect();
+                let found = index.chunk_vectors(&top)?;
+                let feedback: Vec<&[f32]> = found.iter().flatten().map(Vec::as_slice).collect();
+                if !feedback.is_empty() {
+                    let moved = fusion::rocchio(query()?, &feedback, request.fusion.prf);
+                    let semantic = index.semantic(&moved, want, allowed.as_ref())?;
+                    (ranked, notes) = fuse(index, request, &lexical, &semantic, centroid)?;
+                }
+            }
             note_scores = notes;
             ranked
         }

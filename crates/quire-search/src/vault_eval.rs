@@ -258,11 +258,17 @@ pub struct VaultEvalReport {
 /// Runs every query through the index with each of `modes` (note-level ranking, the way search
 /// results are shown) and averages the metrics. Each of `variants` adds a hybrid row
 /// `hybrid[name]` with that fusion (the `hybrid` row is [`Fusion::default`]).
+///
+/// `written` maps a query's text to passages a model wrote for it (a hypothetical answer, as
+/// in HyDE); each query that has one adds three rows: `vector[hyde]` and `hybrid[hyde]` search
+/// with [`Searcher::expanded_query_vector`] (BM25 still on the query), and `hybrid[q2d]` also
+/// gives BM25 the query followed by the passage (query2doc).
 pub fn evaluate_vault(
     searcher: &Searcher,
     queries: &[VaultQuery],
     modes: &[Mode],
     variants: &[(String, Fusion)],
+    written: &HashMap<String, String>,
 ) -> Result<VaultEvalReport, SearchError> {
     let mut runs: Vec<(String, Mode, Fusion)> = modes
         .iter()
@@ -274,6 +280,11 @@ pub fn evaluate_vault(
                 .iter()
                 .map(|(name, f)| (format!("hybrid[{name}]"), Mode::Hybrid, *f)),
         );
+    }
+    if modes.contains(&Mode::Hybrid) && !written.is_empty() {
+        runs.push(("vector[hyde]".into(), Mode::Vector, Fusion::default()));
+        runs.push(("hybrid[hyde]".into(), Mode::Hybrid, Fusion::default()));
+        runs.push(("hybrid[q2d]".into(), Mode::Hybrid, Fusion::default()));
     }
     let mut sums: BTreeMap<String, [f64; 4]> = BTreeMap::new();
     let mut by_kind: BTreeMap<QueryKind, BTreeMap<String, f64>> = BTreeMap::new();
@@ -301,7 +312,16 @@ pub fn evaluate_vault(
                 request.sections_per_note = 1;
             }
             let started = std::time::Instant::now();
-            let found = searcher.search(&request)?;
+            let found = match (name.as_str(), written.get(&q.text)) {
+                ("vector[hyde]" | "hybrid[hyde]" | "hybrid[q2d]", Some(passage)) => {
+                    let vector = searcher.expanded_query_vector(&q.text, &[passage])?;
+                    if name == "hybrid[q2d]" {
+                        request.query = format!("{} {passage}", q.text);
+                    }
+                    searcher.search_with_vector(&request, &vector)?
+                }
+                _ => searcher.search(&request)?,
+            };
             times
                 .entry(name.clone())
                 .or_default()

@@ -11,7 +11,8 @@ use crate::common::{
     index_location, load_embedder, open_options, open_searcher, open_vault, print_json,
 };
 use crate::progress;
-use quire_search::vault_eval::VaultEvalReport;
+use quire_search::vault_eval::{VaultEvalReport, VaultQuery};
+use std::collections::HashMap;
 
 /// `quire eval DIR`: nDCG@10, recall@10/100 and MRR@10 of every retriever on a test set.
 pub(crate) fn test_set(
@@ -88,6 +89,51 @@ fn fusion_variants() -> Result<Vec<(String, quire_search::fusion::Fusion)>> {
         .collect()
 }
 
+/// With `QUIRE_HYDE=1` (for measuring query rewriting, not a setting): a passage the chat
+/// model writes for each question that might answer it, by query text; empty otherwise. The
+/// model's seconds per question go to stderr (median and total).
+fn hypothetical_answers(queries: &[VaultQuery]) -> Result<HashMap<String, String>> {
+    if std::env::var("QUIRE_HYDE").map_or(true, |v| v.trim() != "1") {
+        return Ok(HashMap::new());
+    }
+    let Some(model) = crate::assist::chat_model()? else {
+        bail!(
+            "QUIRE_HYDE=1 needs a chat model (a provider, or the local model in a local-llm build)"
+        );
+    };
+    let mut written = HashMap::new();
+    let mut seconds = Vec::new();
+    for q in queries {
+        let request = quire_llm::ChatRequest {
+            temperature: Some(0.0),
+            max_tokens: Some(96),
+            ..quire_llm::ChatRequest::new(vec![
+                quire_llm::Message::system(
+                    "You write short passages for a search engine over a user's notes and documentation.",
+                ),
+                quire_llm::Message::user(format!(
+                    "Write two or three sentences, as they could appear in a note or in documentation, that answer this question. Write only the passage, in English.\n\nQuestion: {}",
+                    q.text
+                )),
+            ])
+        };
+        let started = std::time::Instant::now();
+        let answer = model.stream(&request, &quire_llm::CancelToken::new(), &mut |_| {})?;
+        seconds.push(started.elapsed().as_secs_f64());
+        written.insert(q.text.clone(), answer.text.trim().to_string());
+    }
+    let total: f64 = seconds.iter().sum();
+    seconds.sort_by(f64::total_cmp);
+    eprintln!(
+        "QUIRE_HYDE: {} passages by {}, median {:.2} s, total {:.1} s",
+        written.len(),
+        model.name(),
+        seconds.get(seconds.len() / 2).copied().unwrap_or(0.0),
+        total
+    );
+    Ok(written)
+}
+
 /// `quire eval` without DIR: queries made from the vault's own headings and link lines (or
 /// read from `questions`), run against its index (synced first) in every mode the index
 /// supports.
@@ -140,8 +186,18 @@ pub(crate) fn vault(
     if embedder.is_some() && searcher.space()?.is_some() {
         modes.extend([quire_search::Mode::Vector, quire_search::Mode::Hybrid]);
     }
-    let report =
-        quire_search::vault_eval::evaluate_vault(&searcher, &queries, &modes, &fusion_variants()?)?;
+    let written = if modes.contains(&quire_search::Mode::Hybrid) {
+        hypothetical_answers(&queries)?
+    } else {
+        HashMap::new()
+    };
+    let report = quire_search::vault_eval::evaluate_vault(
+        &searcher,
+        &queries,
+        &modes,
+        &fusion_variants()?,
+        &written,
+    )?;
     if cli.json {
         print_json(out, &report);
     } else {
