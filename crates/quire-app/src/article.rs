@@ -366,6 +366,7 @@ impl Article {
                 notes: Vec::new(),
                 retriever: Retriever::Hybrid,
                 descent: None,
+                expansion: None,
             },
             passages: selection.passages,
             evidence: Some(evidence),

@@ -449,6 +449,7 @@ fn ask_finds_the_same_passages_and_evidence_on_both_backends() {
             retriever: quire_assist::descent::Retriever::Hybrid,
             model: None,
             filter: Filter::default(),
+            expand: false,
         };
         let backend = f.searcher();
         quire_app::ask::ask_context(backend.answer_index(), &reader, &request).unwrap()

@@ -167,6 +167,20 @@ pub fn system(task: &str) -> Message {
     Message::system(format!("{task}\n\n{SOURCE_RULES}"))
 }
 
+/// The messages that ask a model for a passage that could answer `question`, to search with
+/// (query2doc). The question is the user's own text; no note is shown, so nothing untrusted is.
+pub fn expansion_messages(question: &str) -> Vec<Message> {
+    vec![
+        Message::system(
+            "You write short passages for a search engine over a user's notes and documentation.",
+        ),
+        Message::user(format!(
+            "Write two or three sentences, as they could appear in a note or in documentation, that answer this question. Write only the passage, in English.\n\nQuestion: {}",
+            question.trim()
+        )),
+    ]
+}
+
 /// What `draft` knows about the section it writes.
 #[derive(Debug, Clone)]
 pub struct DraftBrief<'a> {

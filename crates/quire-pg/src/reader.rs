@@ -174,12 +174,14 @@ impl PgSearcher {
     /// ([`quire_search::retrieval::search`]) over this database's rankings.
     pub fn search(&self, request: &SearchRequest) -> Result<SearchResults, SearchError> {
         self.snapshot(|snapshot| {
-            let query_vector = |text: &str| -> Result<Vec<f32>, SearchError> {
-                Ok(self
-                    .embedder("vector search", snapshot.space.as_ref())?
-                    .embed_query(text)?)
+            let embed = |text: &str, kind: retrieval::Embed| -> Result<Vec<f32>, SearchError> {
+                let embedder = self.embedder("vector search", snapshot.space.as_ref())?;
+                match kind {
+                    retrieval::Embed::Query => Ok(embedder.embed_query(text)?),
+                    retrieval::Embed::Passage => retrieval::one_passage(embedder, text),
+                }
             };
-            retrieval::search(snapshot, &query_vector, request)
+            retrieval::search(snapshot, &embed, request)
         })
     }
 

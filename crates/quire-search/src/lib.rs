@@ -130,6 +130,10 @@ pub struct SearchRequest {
     /// How hybrid search fuses its rankings ([`fusion::Fusion::default`] unless an evaluation
     /// compares variants).
     pub fusion: fusion::Fusion,
+    /// A passage written for the query by a model (query2doc): BM25 searches the query followed
+    /// by it, the vector side the normalised mean of the query's vector and the passage's
+    /// (embedded as a passage). Snippets still highlight the query's own words.
+    pub expansion: Option<String>,
 }
 
 impl SearchRequest {
@@ -143,6 +147,7 @@ impl SearchRequest {
             boosts: Boosts::default(),
             sections_per_note: 3,
             fusion: fusion::Fusion::default(),
+            expansion: None,
         }
     }
 }
@@ -573,11 +578,14 @@ impl Searcher {
     /// The notes that best match `request`, each with its best sections; filters apply to notes
     /// (the one search over any index: [`retrieval::search`]).
     pub fn search(&self, request: &SearchRequest) -> Result<SearchResults, SearchError> {
-        let query_vector = |text: &str| {
+        let embed = |text: &str, kind: retrieval::Embed| {
             let embedder = self.embedder("vector search")?;
-            self.query_vector(embedder, text)
+            match kind {
+                retrieval::Embed::Query => self.query_vector(embedder, text),
+                retrieval::Embed::Passage => retrieval::one_passage(embedder, text),
+            }
         };
-        retrieval::search(self, &query_vector, request)
+        retrieval::search(self, &embed, request)
     }
 
     /// [`Searcher::search`] with the query's vector given instead of embedded from
@@ -587,7 +595,16 @@ impl Searcher {
         request: &SearchRequest,
         vector: &[f32],
     ) -> Result<SearchResults, SearchError> {
-        retrieval::search(self, &|_: &str| Ok(vector.to_vec()), request)
+        retrieval::search(
+            self,
+            &|text: &str, kind: retrieval::Embed| match kind {
+                retrieval::Embed::Query => Ok(vector.to_vec()),
+                retrieval::Embed::Passage => {
+                    retrieval::one_passage(self.embedder("vector search")?, text)
+                }
+            },
+            request,
+        )
     }
 
     /// A query vector moved toward passages written for the query (hypothetical answers, as in

@@ -76,12 +76,34 @@ pub trait Retrieval {
 /// (empty for a chunk-level fusion).
 type Fused = (Vec<(ChunkKey, f32)>, HashMap<String, f32>);
 
+/// What a search embeds: the query, or a passage written for it ([`SearchRequest::expansion`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Embed {
+    /// The query (the model's query prefix).
+    Query,
+    /// A passage (the model's passage prefix).
+    Passage,
+}
+
+/// How [`search`] embeds a text of a kind.
+pub type EmbedFn<'a> = dyn Fn(&str, Embed) -> Result<Vec<f32>, SearchError> + 'a;
+
+/// `text` embedded as one passage.
+pub fn one_passage(
+    embedder: &dyn quire_embed::Embedder,
+    text: &str,
+) -> Result<Vec<f32>, SearchError> {
+    embedder.embed_passages(&[text])?.pop().ok_or_else(|| {
+        SearchError::NoEmbeddings("the model returned no vector for a passage".into())
+    })
+}
+
 /// The notes that best match `request` in `index`, each with its best sections; filters apply to
-/// notes. `query_vector` embeds the query (called at most once, only by the vector and hybrid
-/// modes).
+/// notes. `embed` embeds the query, and the passage of a query2doc expansion (each at most once,
+/// only in the vector and hybrid modes).
 pub fn search(
     index: &dyn Retrieval,
-    query_vector: &dyn Fn(&str) -> Result<Vec<f32>, SearchError>,
+    embed: &EmbedFn<'_>,
     request: &SearchRequest,
 ) -> Result<SearchResults, SearchError> {
     // Enough chunks that k notes survive grouping.
@@ -99,8 +121,16 @@ pub fn search(
         if let Some(v) = vector.get() {
             return Ok(v);
         }
-        let v = query_vector(&request.query)?;
+        let mut v = embed(&request.query, Embed::Query)?;
+        if let Some(passage) = &request.expansion {
+            let written = embed(passage, Embed::Passage)?;
+            v = fusion::rocchio(&v, &[&written], 1.0);
+        }
         Ok(vector.get_or_init(|| v))
+    };
+    let lexical_text = match &request.expansion {
+        Some(passage) => format!("{} {passage}", request.query),
+        None => request.query.clone(),
     };
     let bm25 = || -> Result<Vec<(ChunkKey, f32)>, SearchError> {
         let k = if request.filter.needs_store() {
@@ -109,7 +139,7 @@ pub fn search(
             want
         };
         Ok(index
-            .lexical(&request.query, k, &request.filter, request.boosts)?
+            .lexical(&lexical_text, k, &request.filter, request.boosts)?
             .into_iter()
             .filter(|(key, _)| allowed.as_ref().is_none_or(|set| set.contains(&key.path)))
             .take(want)

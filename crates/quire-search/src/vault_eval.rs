@@ -314,11 +314,14 @@ pub fn evaluate_vault(
             let started = std::time::Instant::now();
             let found = match (name.as_str(), written.get(&q.text)) {
                 ("vector[hyde]" | "hybrid[hyde]" | "hybrid[q2d]", Some(passage)) => {
-                    let vector = searcher.expanded_query_vector(&q.text, &[passage])?;
                     if name == "hybrid[q2d]" {
-                        request.query = format!("{} {passage}", q.text);
+                        // As `ask` searches with an expansion.
+                        request.expansion = Some(passage.clone());
+                        searcher.search(&request)?
+                    } else {
+                        let vector = searcher.expanded_query_vector(&q.text, &[passage])?;
+                        searcher.search_with_vector(&request, &vector)?
                     }
-                    searcher.search_with_vector(&request, &vector)?
                 }
                 _ => searcher.search(&request)?,
             };

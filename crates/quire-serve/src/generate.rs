@@ -68,6 +68,10 @@ pub(crate) struct AskBody {
     conditions: Vec<String>,
     since: Option<String>,
     until: Option<String>,
+    /// Have the model write a passage that could answer the question first and search with the
+    /// question and that passage (needs a model; `quire ask --expand`).
+    #[serde(default)]
+    expand: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -137,25 +141,32 @@ pub(crate) fn limited(text: &str, name: &str, max: usize) -> Result<String, ApiE
     Ok(text.to_string())
 }
 
+/// How an `/api/ask` request retrieves, from its body.
+struct AskChoices {
+    mode: Option<Mode>,
+    limits: ContextLimits,
+    retriever: Retriever,
+    filter: quire_index::Filter,
+    expand: bool,
+}
+
 /// Retrieves and freezes the context of a question (the application's ask flow, as `quire ask`).
 fn ask_context(
     state: &AppState,
     question: &str,
     query: &str,
-    mode: Option<Mode>,
-    limits: ContextLimits,
-    retriever: Retriever,
-    filter: quire_index::Filter,
+    choices: AskChoices,
 ) -> Result<FrozenContext, ApiError> {
     let request = quire_app::ask::AskRequest {
         question,
         query,
-        mode,
-        limits,
+        mode: choices.mode,
+        limits: choices.limits,
         today: chrono::Local::now().date_naive(),
-        retriever,
+        retriever: choices.retriever,
         model: state.chat.as_deref(),
-        filter,
+        filter: choices.filter,
+        expand: choices.expand,
     };
     Ok(state.live.with_answer_index(INDEX_WAIT, |index| {
         quire_app::ask::ask_context(index, &state.reader, &request)
@@ -213,8 +224,14 @@ pub(crate) async fn ask(
     let frozen = {
         let state = Arc::clone(&state);
         let question = question.clone();
-        blocking(move || ask_context(&state, &question, &query, mode, limits, retriever, filter))
-            .await
+        let choices = AskChoices {
+            mode,
+            limits,
+            retriever,
+            filter,
+            expand: request.expand,
+        };
+        blocking(move || ask_context(&state, &question, &query, choices)).await
     };
     let frozen = match frozen {
         Ok(frozen) => frozen,

@@ -104,23 +104,14 @@ fn hypothetical_answers(queries: &[VaultQuery]) -> Result<HashMap<String, String
     let mut written = HashMap::new();
     let mut seconds = Vec::new();
     for q in queries {
-        let request = quire_llm::ChatRequest {
-            temperature: Some(0.0),
-            max_tokens: Some(96),
-            ..quire_llm::ChatRequest::new(vec![
-                quire_llm::Message::system(
-                    "You write short passages for a search engine over a user's notes and documentation.",
-                ),
-                quire_llm::Message::user(format!(
-                    "Write two or three sentences, as they could appear in a note or in documentation, that answer this question. Write only the passage, in English.\n\nQuestion: {}",
-                    q.text
-                )),
-            ])
-        };
-        let started = std::time::Instant::now();
-        let answer = model.stream(&request, &quire_llm::CancelToken::new(), &mut |_| {})?;
-        seconds.push(started.elapsed().as_secs_f64());
-        written.insert(q.text.clone(), answer.text.trim().to_string());
+        // The passage `ask --expand` searches with.
+        let (passage, took) = quire_assist::context::write_expansion(
+            model.as_ref(),
+            &q.text,
+            &quire_llm::CancelToken::new(),
+        )?;
+        seconds.push(took);
+        written.insert(q.text.clone(), passage);
     }
     let total: f64 = seconds.iter().sum();
     seconds.sort_by(f64::total_cmp);

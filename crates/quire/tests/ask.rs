@@ -359,6 +359,61 @@ fn a_date_phrase_in_a_how_to_question_does_not_limit_ask_to_daily_notes() {
 }
 
 #[test]
+fn ask_expand_searches_with_a_passage_the_model_writes_first() {
+    let setup = setup();
+    // No word of the question is in the starter's note, and BM25 alone does not find it.
+    let question = "How often should the bread culture get its meal?";
+    let passage = "Feed the sourdough starter once a day with equal weights of flour and water.";
+    let server = FakeChat::start(vec![answer(&[passage]), answer(&["Once a day [S1]."])]);
+    let v = json(&setup.run(Some(&server), &["--json", "ask", "--expand", question]));
+    let requests = server.requests();
+    assert_eq!(
+        requests.len(),
+        2,
+        "one request for the passage, one for the answer"
+    );
+    let first = messages(&requests[0]);
+    assert!(first.last().unwrap().1.contains(question), "{first:?}");
+    assert!(
+        !first.iter().any(|(_, text)| text.contains("[S1]")),
+        "the passage request shows no note: {first:?}"
+    );
+    let second = messages(&requests[1]);
+    let sources = source_paths(&second.last().unwrap().1);
+    assert_eq!(
+        sources.first().map(String::as_str),
+        Some(STARTER),
+        "{sources:?}"
+    );
+    assert_eq!(v["retrieval"]["expansion"], passage);
+    assert!(
+        v["retrieval"]["notes"]
+            .to_string()
+            .contains("expand: searched with the question"),
+        "{v}"
+    );
+    assert_eq!(v["citations"][0]["path"], STARTER);
+
+    // Without --expand the same question does not reach the note; without a model --expand
+    // is refused, with the reason.
+    let v = json(&setup.run(None, &["--json", "ask", question]));
+    let paths: Vec<&str> = v["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["path"].as_str())
+        .collect();
+    assert!(!paths.contains(&STARTER), "{paths:?}");
+    let out = setup.run(None, &["ask", "--expand", question]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("needs a language model"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
 fn offline_ask_says_when_the_notes_do_not_cover_the_question() {
     let setup = setup();
     let v = json(&setup.run(

@@ -669,6 +669,42 @@ fn host_origin_cors_and_sizes_are_guarded() {
 }
 
 #[test]
+fn ask_with_expand_searches_with_the_models_passage_first() {
+    let f = sample();
+    let passage = "Feed the sourdough starter once a day with equal weights of flour and water.";
+    let chat = FakeChat::start(vec![answer(&[passage]), answer(&["Once a day [S1]."])]);
+    let server = serve_sample_with_model(&f, &chat);
+    let (status, body) = post(
+        &format!("{}/api/ask", server.url),
+        &json!({"question": "How often should the bread culture get its meal?", "expand": true})
+            .to_string(),
+        Some("application/json"),
+    );
+    assert_eq!(status, 200, "{body}");
+    let events = sse_events(&body);
+    let (last, done) = events.last().unwrap();
+    assert_eq!(last, "done", "{body}");
+    assert_eq!(
+        done["citations"][0]["path"], "Resources/Sourdough Starter.md",
+        "{body}"
+    );
+    let requests = chat.requests();
+    assert_eq!(requests.len(), 2, "the passage, then the answer");
+    assert!(requests[0].to_string().contains("bread culture"));
+    assert!(
+        !requests[0].to_string().contains("[S1]"),
+        "no note in the passage request"
+    );
+    // `expand` is a boolean; anything else is the request's mistake.
+    let (status, body) = post(
+        &format!("{}/api/ask", server.url),
+        &json!({"question": "x", "expand": "yes"}).to_string(),
+        Some("application/json"),
+    );
+    assert_eq!(status, 400, "{body}");
+}
+
+#[test]
 fn ask_and_draft_stream_tokens_then_checked_citations_and_source_cards() {
     let f = sample();
     let chat = FakeChat::start(vec![

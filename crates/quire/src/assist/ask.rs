@@ -26,6 +26,8 @@ pub(super) struct AskFlags<'a> {
     pub filter: quire_index::Filter,
     /// Withhold an answer whose cited sentences are not supported (exit 4).
     pub strict: bool,
+    /// Search with a passage the model writes for the question too (query2doc).
+    pub expand: bool,
     /// The day date phrases are read against (tests).
     pub today: Option<&'a str>,
 }
@@ -42,6 +44,7 @@ pub(super) fn ask(cli: &Cli, flags: AskFlags<'_>, out: &mut String) -> Result<Ex
         retriever,
         filter,
         strict,
+        expand,
         today,
     } = flags;
     let today = today_or(today)?;
@@ -71,6 +74,7 @@ pub(super) fn ask(cli: &Cli, flags: AskFlags<'_>, out: &mut String) -> Result<Ex
                 retriever,
                 model: model.as_deref(),
                 filter: filter.clone(),
+                expand,
             };
             quire_app::ask::ask_context(searcher.answer_index(), &reader, &request)?
         };

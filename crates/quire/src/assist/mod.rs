@@ -65,6 +65,11 @@ pub enum AssistCommand {
         /// by its source: print the reason and those sentences, and exit with 4.
         #[arg(long)]
         strict: bool,
+        /// Have the language model first write a passage that could answer the question, and
+        /// search with the question and that passage (finds notes worded unlike the question;
+        /// costs one short model call, about 4 s with the local model). Needs a language model.
+        #[arg(long, conflicts_with = "file")]
+        expand: bool,
         /// The day that "last week" and "on Jan 5" count from (default: today).
         #[arg(long, hide = true)]
         today: Option<String>,
@@ -296,6 +301,7 @@ pub fn run(cli: &Cli, command: &AssistCommand, out: &mut String) -> Result<ExitC
             retriever,
             filter,
             strict,
+            expand,
             today,
         } => ask::ask(
             cli,
@@ -307,6 +313,7 @@ pub fn run(cli: &Cli, command: &AssistCommand, out: &mut String) -> Result<ExitC
                 retriever: *retriever,
                 filter: filter.filter()?,
                 strict: *strict,
+                expand: *expand,
                 today: today.as_deref(),
             },
             out,
