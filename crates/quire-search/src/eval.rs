@@ -140,6 +140,7 @@ pub fn evaluate(
     embedder: Option<&dyn Embedder>,
     cache_dir: Option<&Path>,
     variants: &[(String, Fusion)],
+    written: &HashMap<String, String>,
 ) -> Result<EvalReport, SearchError> {
     let mut hybrids: Vec<(String, Fusion)> = vec![("hybrid".to_string(), Fusion::default())];
     hybrids.extend(
@@ -207,6 +208,31 @@ pub fn evaluate(
                     ranked = fuse_documents(&bm25, &vector, *fusion);
                 }
                 runs.push((name.clone(), ranked, bm25_ms + vector_ms + ms(started)));
+            }
+            if let Some(passage) = written.get(text) {
+                // query2doc, as `ask --expand` searches: BM25 on the query and the passage, the
+                // vector side the mean of their vectors (see `SearchRequest::expansion`).
+                let started = std::time::Instant::now();
+                let lexical: Vec<(String, f32)> = fulltext
+                    .search(
+                        &format!("{text} {passage}"),
+                        100,
+                        &Filter::default(),
+                        boosts,
+                    )?
+                    .into_iter()
+                    .map(|h| (h.key, h.score))
+                    .collect();
+                let written_vector = crate::retrieval::one_passage(e, passage)?;
+                let moved = crate::fusion::rocchio(&q, &[&written_vector], 1.0);
+                let vector: Vec<(String, f32)> = top_k(m.scores(&moved), 100)
+                    .into_iter()
+                    .map(|(i, s)| (m.keys[i].0.clone(), s))
+                    .collect();
+                let took = ms(started);
+                runs.push(("vector[hyde]".to_string(), keys(&vector), took));
+                let ranked = fuse_documents(&lexical, &vector, Fusion::default());
+                runs.push(("hybrid[q2d]".to_string(), ranked, took));
             }
         }
         for (name, ranked, took) in runs {

@@ -11,7 +11,7 @@ use crate::common::{
     index_location, load_embedder, open_options, open_searcher, open_vault, print_json,
 };
 use crate::progress;
-use quire_search::vault_eval::{VaultEvalReport, VaultQuery};
+use quire_search::vault_eval::VaultEvalReport;
 use std::collections::HashMap;
 
 /// `quire eval DIR`: nDCG@10, recall@10/100 and MRR@10 of every retriever on a test set.
@@ -28,12 +28,18 @@ pub(crate) fn test_set(
     };
     let embedder = load_embedder(cli)?;
     let cache = dirs_cache();
+    let written = if embedder.is_some() {
+        hypothetical_answers(set.queries.iter().map(|(_, text)| text.as_str()))?
+    } else {
+        HashMap::new()
+    };
     let report = quire_search::eval::evaluate(
         &set,
         boosts,
         embedder.as_deref(),
         Some(&cache),
         &fusion_variants()?,
+        &written,
     )?;
     if cli.json {
         print_json(out, &report);
@@ -92,7 +98,9 @@ fn fusion_variants() -> Result<Vec<(String, quire_search::fusion::Fusion)>> {
 /// With `QUIRE_HYDE=1` (for measuring query rewriting, not a setting): a passage the chat
 /// model writes for each question that might answer it, by query text; empty otherwise. The
 /// model's seconds per question go to stderr (median and total).
-fn hypothetical_answers(queries: &[VaultQuery]) -> Result<HashMap<String, String>> {
+fn hypothetical_answers<'a>(
+    queries: impl IntoIterator<Item = &'a str>,
+) -> Result<HashMap<String, String>> {
     if std::env::var("QUIRE_HYDE").map_or(true, |v| v.trim() != "1") {
         return Ok(HashMap::new());
     }
@@ -103,15 +111,15 @@ fn hypothetical_answers(queries: &[VaultQuery]) -> Result<HashMap<String, String
     };
     let mut written = HashMap::new();
     let mut seconds = Vec::new();
-    for q in queries {
+    for text in queries {
         // The passage `ask --expand` searches with.
         let (passage, took) = quire_assist::context::write_expansion(
             model.as_ref(),
-            &q.text,
+            text,
             &quire_llm::CancelToken::new(),
         )?;
         seconds.push(took);
-        written.insert(q.text.clone(), passage);
+        written.insert(text.to_string(), passage);
     }
     let total: f64 = seconds.iter().sum();
     seconds.sort_by(f64::total_cmp);
@@ -178,7 +186,7 @@ pub(crate) fn vault(
         modes.extend([quire_search::Mode::Vector, quire_search::Mode::Hybrid]);
     }
     let written = if modes.contains(&quire_search::Mode::Hybrid) {
-        hypothetical_answers(&queries)?
+        hypothetical_answers(queries.iter().map(|q| q.text.as_str()))?
     } else {
         HashMap::new()
     };
