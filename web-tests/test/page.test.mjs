@@ -224,6 +224,22 @@ test("a tree descent shows its trace beside the answer", async () => {
   await page.selectOption("#retriever", "hybrid");
 });
 
+test("expand has the model write a passage to search with before it answers", async () => {
+  const before = chatRequests.length;
+  await page.check("#expand");
+  await page.fill("#question", "How often should the bread culture get its meal?");
+  await page.click("#ask-button");
+  await page.waitForSelector("#answer.done", { timeout: 60000 });
+  const sent = chatRequests.slice(before);
+  assert.equal(sent.length, 2, "the passage, then the answer");
+  const first = JSON.stringify(sent[0].messages);
+  assert.match(first, /bread culture/);
+  assert.doesNotMatch(first, /\[S1\]/, "no note in the passage request");
+  assert.match(JSON.stringify(sent[1].messages), /\[S1\]/);
+  assert.match(await page.textContent("#answer-meta"), /expand: searched with the question/);
+  await page.uncheck("#expand");
+});
+
 test("text quoted from a note never becomes a citation link", async () => {
   // No model: the answer is extractive, the best passages quoted as written. A note that
   // contains `[S2]` must not turn into a link to source S2 (another note's passage).

@@ -461,7 +461,7 @@
     $("ask-button").disabled = true;
     let text = "";
     try {
-      await streamEvents("/api/ask", { question, retriever: $("retriever").value }, (name, data) => {
+      await streamEvents("/api/ask", { question, retriever: $("retriever").value, expand: $("expand").checked }, (name, data) => {
         if (name === "token") {
           if (!text) $("answer-meta").textContent = "Writing…";
           text += data.text;
