@@ -114,6 +114,8 @@ export interface AskOptions {
   mode?: SearchMode | "";
   /** Continue this conversation (the `conversation` of an earlier answer). */
   conversation?: string | null;
+  /** Have the model write a passage for the question first, and search with it too. */
+  expand?: boolean;
 }
 
 /** The days `POST /api/reflect` covers: an ISO week (`2026-W48`), or a first and last day. */
@@ -342,9 +344,10 @@ export class QuireClient {
   }
 
   ask(question: string, options: AskOptions, onText: (text: string) => void, signal?: AbortSignal): Promise<Answer> {
-    const body: { question: string; mode?: SearchMode; conversation?: string } = { question };
+    const body: { question: string; mode?: SearchMode; conversation?: string; expand?: boolean } = { question };
     if (options.mode) body.mode = options.mode;
     if (options.conversation) body.conversation = options.conversation;
+    if (options.expand) body.expand = true;
     return this.generate<Answer>("/api/ask", body, onText, signal);
   }
 

@@ -183,7 +183,7 @@ export class AskView extends ItemView {
   private async send(question: string, els: AnswerEls, onText: (text: string) => void, signal: AbortSignal): Promise<Answer> {
     for (;;) {
       try {
-        return await this.host.client().ask(question, { mode: this.host.settings.searchMode, conversation: this.conversation }, onText, signal);
+        return await this.host.client().ask(question, { mode: this.host.settings.searchMode, conversation: this.conversation, expand: this.host.settings.expandQuestions }, onText, signal);
       } catch (error) {
         const settling = Date.now() - this.stoppedAt < STOPPED_SETTLE_MS;
         const busy = error instanceof QuireError && (error.code === "busy" || error.code === "conversation_busy");

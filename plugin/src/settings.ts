@@ -19,6 +19,8 @@ export interface QuireSettings {
   searchMode: SearchMode | "";
   /** How many notes a search shows. */
   searchLimit: number;
+  /** Have the server's language model write a passage for each question first, and search with it too. */
+  expandQuestions: boolean;
 }
 
 export const DEFAULT_SETTINGS: QuireSettings = {
@@ -28,6 +30,7 @@ export const DEFAULT_SETTINGS: QuireSettings = {
   autoStart: false,
   searchMode: "",
   searchLimit: 10,
+  expandQuestions: false,
 };
 
 /** What the tab needs from the plugin. */
@@ -46,7 +49,7 @@ interface TextSetting {
   placeholder: string;
 }
 interface ToggleSetting {
-  key: "autoStart";
+  key: "autoStart" | "expandQuestions";
   kind: "toggle";
   name: string;
   desc: string;
@@ -104,13 +107,20 @@ export const SETTINGS: SettingDescription[] = [
     desc: "How many notes a search shows.",
     options: Object.fromEntries(LIMITS.map((n) => [n, n])),
   },
+  {
+    key: "expandQuestions",
+    kind: "toggle",
+    name: "Expand questions",
+    desc: "Before searching for a question's passages, the server's language model writes a short passage that could answer it, and the search uses both. Finds notes worded unlike the question; each answer takes a few seconds longer. Needs a language model on the server.",
+  },
 ];
 
 /** Turns what a control holds into the setting's type; a value of the wrong kind is ignored. */
 export function settingValue(key: Key, value: unknown): Partial<QuireSettings> {
   switch (key) {
     case "autoStart":
-      return typeof value === "boolean" ? { autoStart: value } : {};
+    case "expandQuestions":
+      return typeof value === "boolean" ? { [key]: value } : {};
     case "searchLimit": {
       const n = Number(value);
       return Number.isInteger(n) && n >= 1 && n <= 50 ? { searchLimit: n } : {};

@@ -271,3 +271,43 @@ describe("ask without a language model", () => {
     expect(body.querySelectorAll("a.quire-cite")).toHaveLength(0);
   });
 });
+
+describe("ask with expanded questions", () => {
+  const PASSAGE = ["Feed the sourdough starter once a day with equal weights of flour and water."];
+  const EXPANDED = ["Once a day [S1]."];
+  let third: TestVault;
+  let model: FakeChat;
+  let expanding: QuireServer;
+  let plugin: Loaded;
+
+  beforeAll(async () => {
+    third = makeVault();
+    model = await startFakeChat([PASSAGE, EXPANDED]);
+    expanding = await startQuire(third, { chatUrl: model.url });
+    plugin = await loadPlugin(third.vault, { serverUrl: expanding.url, expandQuestions: true });
+  });
+
+  afterAll(async () => {
+    plugin?.unload();
+    await expanding?.stop();
+    await model?.close();
+    third?.remove();
+  });
+
+  it("has the model write a passage to search with before it answers", async () => {
+    plugin.app.shimRunCommand("quire:ask");
+    const leaf = await waitFor(() => plugin.app.shimWorkspace.shimLeaves.find((l) => l.view.getViewType() === "quire-ask"), "the ask view");
+    const view = leaf.shimView;
+    ask(view, "How often should the bread culture get its meal?");
+    const turn = lastTurn(view);
+    await waitFor(() => turn.querySelector(".quire-source"), "the answer");
+    expect(model.requests).toHaveLength(2);
+    const first = JSON.stringify(model.requests[0]?.messages);
+    expect(first).toContain("bread culture");
+    expect(first).not.toContain("[S1]");
+    const second = JSON.stringify(model.requests[1]?.messages);
+    expect(second).toContain("[S1]");
+    expect(second).toContain("Sourdough Starter");
+    expect(turn.querySelector(".quire-answer-body")?.textContent).toContain("Once a day");
+  });
+});
