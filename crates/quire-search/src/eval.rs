@@ -181,12 +181,16 @@ pub fn evaluate(
         let mut runs: Vec<(String, Vec<String>, f64)> =
             vec![("bm25".to_string(), keys(&bm25), bm25_ms)];
         if let (Some(e), Some(m)) = (embedder, &matrix) {
+            // The 100 documents nearest a query vector.
+            let nearest = |v: &[f32]| -> Vec<(String, f32)> {
+                top_k(m.scores(v), 100)
+                    .into_iter()
+                    .map(|(i, s)| (m.keys[i].0.clone(), s))
+                    .collect()
+            };
             let started = std::time::Instant::now();
             let q = e.embed_query(text)?;
-            let vector: Vec<(String, f32)> = top_k(m.scores(&q), 100)
-                .into_iter()
-                .map(|(i, s)| (m.keys[i].0.clone(), s))
-                .collect();
+            let vector = nearest(&q);
             let vector_ms = ms(started);
             runs.push(("vector".to_string(), keys(&vector), vector_ms));
             for (name, fusion) in &hybrids {
@@ -201,11 +205,7 @@ pub fn evaluate(
                         .map(|i| m.row(i))
                         .collect();
                     let moved = crate::fusion::rocchio(&q, &feedback, fusion.prf);
-                    let vector: Vec<(String, f32)> = top_k(m.scores(&moved), 100)
-                        .into_iter()
-                        .map(|(i, s)| (m.keys[i].0.clone(), s))
-                        .collect();
-                    ranked = fuse_documents(&bm25, &vector, *fusion);
+                    ranked = fuse_documents(&bm25, &nearest(&moved), *fusion);
                 }
                 runs.push((name.clone(), ranked, bm25_ms + vector_ms + ms(started)));
             }
@@ -224,11 +224,7 @@ pub fn evaluate(
                     .map(|h| (h.key, h.score))
                     .collect();
                 let written_vector = crate::retrieval::one_passage(e, passage)?;
-                let moved = crate::fusion::rocchio(&q, &[&written_vector], 1.0);
-                let vector: Vec<(String, f32)> = top_k(m.scores(&moved), 100)
-                    .into_iter()
-                    .map(|(i, s)| (m.keys[i].0.clone(), s))
-                    .collect();
+                let vector = nearest(&crate::fusion::rocchio(&q, &[&written_vector], 1.0));
                 let took = ms(started);
                 runs.push(("vector[hyde]".to_string(), keys(&vector), took));
                 let ranked = fuse_documents(&lexical, &vector, Fusion::default());

@@ -720,11 +720,12 @@ impl Retrieval for Searcher {
 
     fn chunk_vectors(&self, keys: &[&ChunkKey]) -> Result<Vec<Option<Vec<f32>>>, SearchError> {
         let space = self.embedder("vector search")?.space();
+        let space_id = space.id();
         keys.iter()
             .map(|k| {
                 Ok(self
                     .store
-                    .chunk_vector(&space.id(), space.dimension, &k.path, &k.id)?)
+                    .chunk_vector(&space_id, space.dimension, &k.path, &k.id)?)
             })
             .collect()
     }
