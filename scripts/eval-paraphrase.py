@@ -42,7 +42,7 @@ def run(cmd):
     if out.returncode != 0:
         sys.exit(f"quire {' '.join(cmd)} failed: {out.stderr}")
     for line in out.stderr.splitlines():
-        if line.startswith("QUIRE_HYDE"):  # the model's time per question (QUIRE_HYDE=1)
+        if line.startswith(("QUIRE_HYDE", "QUIRE_RERANK")):  # the model's time per question
             print(line, file=sys.stderr)
     return out.stdout
 

@@ -220,7 +220,7 @@ them. Reply with one JSON object and nothing else: {\"choose\": [ids, most promi
 When the listing says it is a page, you may reply {\"choose\": [], \"next_page\": true, \"why\": …} \
 to see the next page.";
 
-fn choice_schema() -> JsonSchema {
+pub(crate) fn choice_schema() -> JsonSchema {
     JsonSchema {
         name: "descent_choice".into(),
         schema: json!({

@@ -65,6 +65,7 @@ pub mod flashcards;
 pub mod prompt;
 pub mod questions;
 pub mod reflect;
+pub mod rerank;
 pub mod split;
 pub mod support;
 pub mod transform;

@@ -255,6 +255,11 @@ pub struct VaultEvalReport {
     pub ranks: Vec<BTreeMap<String, Option<usize>>>,
 }
 
+/// The notes of a search, best first.
+fn paths(found: crate::SearchResults) -> Vec<String> {
+    found.results.into_iter().map(|hit| hit.path).collect()
+}
+
 /// Runs every query through the index with each of `modes` (note-level ranking, the way search
 /// results are shown) and averages the metrics. Each of `variants` adds a hybrid row
 /// `hybrid[name]` with that fusion (the `hybrid` row is [`Fusion::default`]).
@@ -263,12 +268,15 @@ pub struct VaultEvalReport {
 /// in HyDE); each query that has one adds three rows: `vector[hyde]` and `hybrid[hyde]` search
 /// with [`Searcher::expanded_query_vector`] (BM25 still on the query), and `hybrid[q2d]` also
 /// gives BM25 the query followed by the passage (query2doc).
+/// `reranked` maps a query's text to the notes a chat model put in order (listwise reranking
+/// of the default hybrid's first notes, see `quire_assist::rerank`): a row `hybrid[rerank]`.
 pub fn evaluate_vault(
     searcher: &Searcher,
     queries: &[VaultQuery],
     modes: &[Mode],
     variants: &[(String, Fusion)],
     written: &HashMap<String, String>,
+    reranked: &HashMap<String, Vec<String>>,
 ) -> Result<VaultEvalReport, SearchError> {
     let mut runs: Vec<(String, Mode, Fusion)> = modes
         .iter()
@@ -285,6 +293,9 @@ pub fn evaluate_vault(
         runs.push(("vector[hyde]".into(), Mode::Vector, Fusion::default()));
         runs.push(("hybrid[hyde]".into(), Mode::Hybrid, Fusion::default()));
         runs.push(("hybrid[q2d]".into(), Mode::Hybrid, Fusion::default()));
+    }
+    if modes.contains(&Mode::Hybrid) && !reranked.is_empty() {
+        runs.push(("hybrid[rerank]".into(), Mode::Hybrid, Fusion::default()));
     }
     let mut sums: BTreeMap<String, [f64; 4]> = BTreeMap::new();
     let mut by_kind: BTreeMap<QueryKind, BTreeMap<String, f64>> = BTreeMap::new();
@@ -312,27 +323,26 @@ pub fn evaluate_vault(
                 request.sections_per_note = 1;
             }
             let started = std::time::Instant::now();
-            let found = match (name.as_str(), written.get(&q.text)) {
+            let ranked: Vec<String> = match (name.as_str(), written.get(&q.text)) {
+                ("hybrid[rerank]", _) => reranked.get(&q.text).cloned().unwrap_or_default(),
                 ("vector[hyde]" | "hybrid[hyde]" | "hybrid[q2d]", Some(passage)) => {
-                    if name == "hybrid[q2d]" {
+                    paths(if name == "hybrid[q2d]" {
                         // As `ask` searches with an expansion.
                         request.expansion = Some(passage.clone());
                         searcher.search(&request)?
                     } else {
                         let vector = searcher.expanded_query_vector(&q.text, &[passage])?;
                         searcher.search_with_vector(&request, &vector)?
-                    }
+                    })
                 }
-                _ => searcher.search(&request)?,
+                _ => paths(searcher.search(&request)?),
             };
             times
                 .entry(name.clone())
                 .or_default()
                 .push(started.elapsed().as_secs_f64() * 1000.0);
-            let ranked: Vec<String> = found
-                .results
+            let ranked: Vec<String> = ranked
                 .into_iter()
-                .map(|hit| hit.path)
                 .filter(|p| Some(p) != q.exclude.as_ref())
                 .take(100)
                 .collect();

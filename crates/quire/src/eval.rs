@@ -133,6 +133,74 @@ fn hypothetical_answers<'a>(
     Ok(written)
 }
 
+/// With `QUIRE_RERANK=N` (for measuring listwise reranking, not a setting): for each question,
+/// the default hybrid search's first N notes (at most 20) in the order the chat model puts
+/// them ([`quire_assist::rerank`]), by query text; empty otherwise. The model's seconds per
+/// question go to stderr (median and total), with how often it moved the first note.
+fn reranked_notes<'a>(
+    searcher: &quire_search::Searcher,
+    queries: impl IntoIterator<Item = &'a str>,
+) -> Result<HashMap<String, Vec<String>>> {
+    let Ok(depth) = std::env::var("QUIRE_RERANK") else {
+        return Ok(HashMap::new());
+    };
+    let depth: usize = depth
+        .trim()
+        .parse()
+        .ok()
+        .filter(|n| (2..=20).contains(n))
+        .context("QUIRE_RERANK is the number of notes to rerank, 2 to 20")?;
+    let Some(model) = crate::assist::chat_model()? else {
+        bail!(
+            "QUIRE_RERANK needs a chat model (a provider, or the local model in a local-llm build)"
+        );
+    };
+    let mut out = HashMap::new();
+    let mut seconds = Vec::new();
+    let mut moved = 0;
+    for text in queries {
+        let mut request = quire_search::SearchRequest::new(text.to_string());
+        request.mode = quire_search::Mode::Hybrid;
+        request.k = depth;
+        let found = searcher.search(&request)?.results;
+        let candidates: Vec<quire_assist::rerank::RerankCandidate> = found
+            .iter()
+            .map(|hit| quire_assist::rerank::RerankCandidate {
+                path: hit.path.clone(),
+                title: hit.title.clone(),
+                sections: hit
+                    .sections
+                    .iter()
+                    .take(2)
+                    .map(|s| (s.heading_path.join(" > "), s.snippet.clone()))
+                    .collect(),
+            })
+            .collect();
+        let (order, took) = quire_assist::rerank::rerank(
+            model.as_ref(),
+            text,
+            &candidates,
+            &quire_llm::CancelToken::new(),
+        )?;
+        seconds.push(took);
+        moved += usize::from(order.first().is_some_and(|&i| i != 0));
+        out.insert(
+            text.to_string(),
+            order.into_iter().map(|i| found[i].path.clone()).collect(),
+        );
+    }
+    let total: f64 = seconds.iter().sum();
+    seconds.sort_by(f64::total_cmp);
+    eprintln!(
+        "QUIRE_RERANK: {} rankings of {depth} notes by {}, median {:.2} s, total {:.1} s, first note changed {moved} times",
+        out.len(),
+        model.name(),
+        seconds.get(seconds.len() / 2).copied().unwrap_or(0.0),
+        total
+    );
+    Ok(out)
+}
+
 /// `quire eval` without DIR: queries made from the vault's own headings and link lines (or
 /// read from `questions`), run against its index (synced first) in every mode the index
 /// supports.
@@ -190,12 +258,18 @@ pub(crate) fn vault(
     } else {
         HashMap::new()
     };
+    let reranked = if modes.contains(&quire_search::Mode::Hybrid) {
+        reranked_notes(&searcher, queries.iter().map(|q| q.text.as_str()))?
+    } else {
+        HashMap::new()
+    };
     let report = quire_search::vault_eval::evaluate_vault(
         &searcher,
         &queries,
         &modes,
         &fusion_variants()?,
         &written,
+        &reranked,
     )?;
     if cli.json {
         print_json(out, &report);
