@@ -153,7 +153,7 @@ impl E5Model {
 /// kept in the user's cache directory under the file's identity (path, length, modification
 /// time, inode), as build tools trust a file's time: a changed file has a new time and is
 /// hashed again. Without a usable cache directory every load hashes.
-fn weights_hash(path: &Path, data: &[u8]) -> String {
+pub(crate) fn weights_hash(path: &Path, data: &[u8]) -> String {
     let hash = || blake3::hash(data).to_hex()[..16].to_string();
     let Some(entry) = hash_cache_entry(path, data.len()) else {
         return hash();

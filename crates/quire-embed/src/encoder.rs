@@ -41,7 +41,7 @@ impl Dense {
     }
 
     /// Stacks layers with the same input into one whose outputs follow each other.
-    fn stack(parts: [Dense; 3]) -> Dense {
+    fn stack(parts: Vec<Dense>) -> Dense {
         let inp = parts[0].inp;
         let out = parts.iter().map(|p| p.out).sum();
         let mut w = Vec::with_capacity(out * inp);
@@ -61,13 +61,13 @@ pub(crate) enum Linear {
 }
 
 impl Linear {
-    fn inp(&self) -> usize {
+    pub(crate) fn inp(&self) -> usize {
         match self {
             Linear::F32(d) => d.inp,
             Linear::Q4(d) => d.inp,
         }
     }
-    fn out(&self) -> usize {
+    pub(crate) fn out(&self) -> usize {
         match self {
             Linear::F32(d) => d.out,
             Linear::Q4(d) => d.out,
@@ -79,17 +79,24 @@ impl Linear {
             Linear::Q4(d) => &d.b,
         }
     }
-    /// Stacks three layers with the same input and the same kind of weights.
-    fn stack(parts: [Linear; 3]) -> Result<Linear, EmbedError> {
-        match parts {
-            [Linear::F32(a), Linear::F32(b), Linear::F32(c)] => {
-                Ok(Linear::F32(Dense::stack([a, b, c])))
+    /// Stacks layers with the same input and the same kind of weights (Q, K and V; a gate and
+    /// its up projection) into one product.
+    pub(crate) fn stack(parts: Vec<Linear>) -> Result<Linear, EmbedError> {
+        let mut f32s = Vec::new();
+        let mut ints = Vec::new();
+        for p in parts {
+            match p {
+                Linear::F32(d) => f32s.push(d),
+                Linear::Q4(d) => ints.push(d),
             }
-            [Linear::Q4(a), Linear::Q4(b), Linear::Q4(c)] => {
-                Ok(Linear::Q4(QDense::stack([a, b, c])))
+        }
+        match (f32s.is_empty(), ints.is_empty()) {
+            (false, true) => Ok(Linear::F32(Dense::stack(f32s))),
+            (true, false) if ints.iter().all(|d| d.same_kind(&ints[0])) => {
+                Ok(Linear::Q4(QDense::stack(ints)))
             }
             _ => Err(EmbedError::Format(
-                "Q, K and V are stored in different formats".into(),
+                "layers stacked into one product are stored in different formats".into(),
             )),
         }
     }
@@ -140,7 +147,7 @@ impl Layer {
             )));
         }
         Ok(Layer {
-            qkv: Linear::stack([l.q, l.k, l.v])?,
+            qkv: Linear::stack(vec![l.q, l.k, l.v])?,
             attn_out: l.attn_out,
             attn_norm: l.attn_norm,
             ffn_in: l.ffn_in,
@@ -205,7 +212,7 @@ const TOKENS_PER_PASS: usize = 4096;
 
 /// A pointer that worker threads write through, each to its own disjoint part.
 #[derive(Clone, Copy)]
-struct Shared(*mut f32);
+pub(crate) struct Shared(pub(crate) *mut f32);
 // SAFETY: every use hands each thread a region of the buffer no other thread touches, and the
 // buffer outlives the parallel section (it is borrowed mutably for its whole length).
 unsafe impl Send for Shared {}
@@ -213,7 +220,7 @@ unsafe impl Sync for Shared {}
 
 impl Shared {
     /// The pointer; a method, so that closures capture the whole `Shared` (which is `Send`).
-    fn ptr(self) -> *mut f32 {
+    pub(crate) fn ptr(self) -> *mut f32 {
         self.0
     }
 }
@@ -224,7 +231,7 @@ impl Shared {
 /// # Safety
 /// Every pointer must be valid for the rows and strides given.
 #[allow(clippy::too_many_arguments)]
-unsafe fn gemm(
+pub(crate) unsafe fn gemm(
     (m, n, k): (usize, usize, usize),
     dst: *mut f32,
     dst_rs: usize,
@@ -261,12 +268,196 @@ unsafe fn gemm(
     }
 }
 
+/// `out = (residual or 0) + bias + input · Wᵀ` over the rows of `input`.
+pub(crate) fn linear(
+    threads: usize,
+    input: &[f32],
+    d: &Linear,
+    out: &mut [f32],
+    residual: Option<&[f32]>,
+    scratch: &mut QRows,
+) {
+    let rows = input.len() / d.inp();
+    assert_eq!(
+        out.len(),
+        rows * d.out(),
+        "output rows of {} values",
+        d.out()
+    );
+    if let Linear::Q4(q4) = d
+        && linear_on_tiles(input, q4, out, residual)
+    {
+        return;
+    }
+    let bias = d.bias();
+    out.par_chunks_mut(d.out())
+        .enumerate()
+        .for_each(|(r, row)| {
+            row.copy_from_slice(bias);
+            if let Some(res) = residual {
+                for (o, x) in row.iter_mut().zip(&res[r * d.out()..(r + 1) * d.out()]) {
+                    *o += x;
+                }
+            }
+        });
+    match d {
+        Linear::F32(d) => dense(threads, input, d, out, residual),
+        Linear::Q4(d) => dense_q4(threads, input, d, out, scratch),
+    }
+}
+
+/// `out += input · Wᵀ` with 4-bit weights: the input quantized per block, then split over the
+/// pool by rows when there are many, else by output tiles.
+fn dense_q4(threads: usize, input: &[f32], d: &QDense, out: &mut [f32], q: &mut QRows) {
+    let rows = input.len() / d.inp;
+    assert_eq!(input.len(), rows * d.inp, "input rows of {} values", d.inp);
+    q.resize(rows, d.inp);
+    let per_block = quant::BLOCK;
+    let chunk = 64;
+    input
+        .par_chunks(chunk * d.inp)
+        .zip(q.values.par_chunks_mut(chunk * d.inp))
+        .zip(q.scales.par_chunks_mut(chunk * d.inp / per_block))
+        .zip(q.sums.par_chunks_mut(chunk * d.inp / per_block))
+        .for_each(|(((x, v), s), m)| quant::quantize(x, v, s, m));
+    let q = &*q;
+    if rows >= 16 * threads {
+        let per = rows.div_ceil(threads * 4).max(16);
+        let blocks = d.inp / per_block;
+        out.par_chunks_mut(per * d.out)
+            .enumerate()
+            .for_each(|(part, o)| {
+                let r0 = part * per;
+                let n = o.len() / d.out;
+                quant::matmul(&q.view(r0..r0 + n, blocks), d, 0..d.tiles(), o, d.out);
+            });
+    } else {
+        let tiles = d.tiles();
+        let per = tiles.div_ceil(threads);
+        let parts: Vec<(usize, Vec<f32>)> = (0..tiles.div_ceil(per))
+            .into_par_iter()
+            .map(|part| {
+                let range = part * per..((part + 1) * per).min(tiles);
+                let width = range.len() * 16;
+                let mut o = vec![0f32; rows * width];
+                quant::matmul(&q.view(0..rows, d.inp / per_block), d, range, &mut o, width);
+                (part * per * 16, o)
+            })
+            .collect();
+        for (c0, o) in parts {
+            let width = o.len() / rows.max(1);
+            for (r, src) in o.chunks_exact(width.max(1)).enumerate() {
+                for (dst, v) in out[r * d.out + c0..r * d.out + c0 + width]
+                    .iter_mut()
+                    .zip(src)
+                {
+                    *dst += v;
+                }
+            }
+        }
+    }
+}
+
+/// `out += input · Wᵀ` over `t` rows, split over the pool: by rows when there are many,
+/// else by output columns (a short query reads each weight once).
+fn dense(threads: usize, input: &[f32], d: &Dense, out: &mut [f32], residual: Option<&[f32]>) {
+    let t = input.len() / d.inp;
+    // The shapes the raw-pointer products below rely on: checked here, in the safe caller.
+    assert_eq!(input.len(), t * d.inp, "input rows of {} values", d.inp);
+    assert_eq!(out.len(), t * d.out, "output rows of {} values", d.out);
+    assert_eq!(d.w.len(), d.out * d.inp, "weights out × inp");
+    assert_eq!(d.b.len(), d.out, "one bias per output");
+    if let Some(res) = residual {
+        assert_eq!(res.len(), out.len(), "residual shaped like the output");
+    }
+    if t >= 32 * threads {
+        // Several chunks per thread, so a thread slowed by other work gets fewer of them;
+        // none smaller than 128 rows, where the product gets less efficient.
+        let rows = t.div_ceil(threads * 4).max(128).min(t.div_ceil(threads));
+        out.par_chunks_mut(rows * d.out)
+            .zip(input.par_chunks(rows * d.inp))
+            .for_each(|(o, i)| {
+                let m = i.len() / d.inp;
+                // SAFETY: `o` is m × out, `i` is m × inp, `w` is out × inp, all row-major.
+                unsafe {
+                    gemm(
+                        (m, d.out, d.inp),
+                        o.as_mut_ptr(),
+                        d.out,
+                        true,
+                        i.as_ptr(),
+                        d.inp,
+                        d.w.as_ptr(),
+                        (1, d.inp),
+                        1.0,
+                    )
+                }
+            });
+    } else {
+        let cols = d.out.div_ceil(threads).next_multiple_of(16);
+        let dst = Shared(out.as_mut_ptr());
+        (0..d.out.div_ceil(cols)).into_par_iter().for_each(|part| {
+            let c0 = part * cols;
+            let n = cols.min(d.out - c0);
+            // SAFETY: each part writes only its own columns c0..c0+n of the t × out output;
+            // the weight rows c0..c0+n are in bounds.
+            unsafe {
+                gemm(
+                    (t, n, d.inp),
+                    dst.ptr().add(c0),
+                    d.out,
+                    true,
+                    input.as_ptr(),
+                    d.inp,
+                    d.w.as_ptr().add(c0 * d.inp),
+                    (1, d.inp),
+                    1.0,
+                )
+            }
+        });
+    }
+}
+
+/// `out = (residual or 0) + bias + input · Wᵀ` on AMX tiles, a few rows at a time (each
+/// block's rows rounded to bf16, multiplied, and written while in the core's cache). False,
+/// with `out` untouched, where the tiles are not used (few rows, no AMX, a shape the kernel
+/// does not take).
+fn linear_on_tiles(input: &[f32], d: &QDense, out: &mut [f32], residual: Option<&[f32]>) -> bool {
+    let rows = input.len() / d.inp;
+    if rows < AMX_MIN_ROWS || !amx::amx_active() {
+        return false;
+    }
+    let Some(tiles) = d.amx() else {
+        return false;
+    };
+    const ROWS: usize = 2 * amx::ROW_STEP;
+    let (inp, width) = (d.inp, d.out);
+    out.par_chunks_mut(ROWS * width).enumerate().for_each_init(
+        || vec![0u16; ROWS * inp],
+        |xb, (part, o)| {
+            let n = o.len() / width;
+            let r0 = part * ROWS;
+            amx::to_bf16(&input[r0 * inp..(r0 + n) * inp], &mut xb[..n * inp]);
+            for (r, row) in o.chunks_exact_mut(width).enumerate() {
+                row.copy_from_slice(&d.b);
+                if let Some(res) = residual {
+                    let res = &res[(r0 + r) * width..(r0 + r + 1) * width];
+                    row.iter_mut().zip(res).for_each(|(o, x)| *o += x);
+                }
+            }
+            // Rows past n (up to a whole tile) are padding: their products are dropped.
+            amx::matmul(&xb[..n.next_multiple_of(amx::ROW_STEP) * inp], n, tiles, o);
+        },
+    );
+    true
+}
+
 impl Encoder {
     fn threads(&self) -> usize {
         self.pool.current_num_threads().max(1)
     }
 
-    /// `out = (residual or 0) + bias + input · Wᵀ` over the rows of `input`.
+    /// `out = (residual or 0) + bias + input · Wᵀ`, split over the model's pool.
     fn linear(
         &self,
         input: &[f32],
@@ -275,187 +466,7 @@ impl Encoder {
         residual: Option<&[f32]>,
         scratch: &mut QRows,
     ) {
-        let rows = input.len() / d.inp();
-        assert_eq!(
-            out.len(),
-            rows * d.out(),
-            "output rows of {} values",
-            d.out()
-        );
-        if let Linear::Q4(q4) = d
-            && self.linear_on_tiles(input, q4, out, residual)
-        {
-            return;
-        }
-        let bias = d.bias();
-        out.par_chunks_mut(d.out())
-            .enumerate()
-            .for_each(|(r, row)| {
-                row.copy_from_slice(bias);
-                if let Some(res) = residual {
-                    for (o, x) in row.iter_mut().zip(&res[r * d.out()..(r + 1) * d.out()]) {
-                        *o += x;
-                    }
-                }
-            });
-        match d {
-            Linear::F32(d) => self.dense(input, d, out, residual),
-            Linear::Q4(d) => self.dense_q4(input, d, out, scratch),
-        }
-    }
-
-    /// `out += input · Wᵀ` with 4-bit weights: the input quantized per block, then split over the
-    /// pool by rows when there are many, else by output tiles.
-    fn dense_q4(&self, input: &[f32], d: &QDense, out: &mut [f32], q: &mut QRows) {
-        let rows = input.len() / d.inp;
-        assert_eq!(input.len(), rows * d.inp, "input rows of {} values", d.inp);
-        let threads = self.threads();
-        q.resize(rows, d.inp);
-        let per_block = quant::BLOCK;
-        let chunk = 64;
-        input
-            .par_chunks(chunk * d.inp)
-            .zip(q.values.par_chunks_mut(chunk * d.inp))
-            .zip(q.scales.par_chunks_mut(chunk * d.inp / per_block))
-            .zip(q.sums8.par_chunks_mut(chunk * d.inp / per_block))
-            .for_each(|(((x, v), s), m)| quant::quantize(x, v, s, m));
-        let q = &*q;
-        if rows >= 16 * threads {
-            let per = rows.div_ceil(threads * 4).max(16);
-            let blocks = d.inp / per_block;
-            out.par_chunks_mut(per * d.out)
-                .enumerate()
-                .for_each(|(part, o)| {
-                    let r0 = part * per;
-                    let n = o.len() / d.out;
-                    quant::matmul(&q.view(r0..r0 + n, blocks), d, 0..d.tiles(), o, d.out);
-                });
-        } else {
-            let tiles = d.tiles();
-            let per = tiles.div_ceil(threads);
-            let parts: Vec<(usize, Vec<f32>)> = (0..tiles.div_ceil(per))
-                .into_par_iter()
-                .map(|part| {
-                    let range = part * per..((part + 1) * per).min(tiles);
-                    let width = range.len() * 16;
-                    let mut o = vec![0f32; rows * width];
-                    quant::matmul(&q.view(0..rows, d.inp / per_block), d, range, &mut o, width);
-                    (part * per * 16, o)
-                })
-                .collect();
-            for (c0, o) in parts {
-                let width = o.len() / rows.max(1);
-                for (r, src) in o.chunks_exact(width.max(1)).enumerate() {
-                    for (dst, v) in out[r * d.out + c0..r * d.out + c0 + width]
-                        .iter_mut()
-                        .zip(src)
-                    {
-                        *dst += v;
-                    }
-                }
-            }
-        }
-    }
-
-    /// `out += input · Wᵀ` over `t` rows, split over the pool: by rows when there are many,
-    /// else by output columns (a short query reads each weight once).
-    fn dense(&self, input: &[f32], d: &Dense, out: &mut [f32], residual: Option<&[f32]>) {
-        let t = input.len() / d.inp;
-        // The shapes the raw-pointer products below rely on: checked here, in the safe caller.
-        assert_eq!(input.len(), t * d.inp, "input rows of {} values", d.inp);
-        assert_eq!(out.len(), t * d.out, "output rows of {} values", d.out);
-        assert_eq!(d.w.len(), d.out * d.inp, "weights out × inp");
-        assert_eq!(d.b.len(), d.out, "one bias per output");
-        if let Some(res) = residual {
-            assert_eq!(res.len(), out.len(), "residual shaped like the output");
-        }
-        let threads = self.threads();
-        if t >= 32 * threads {
-            // Several chunks per thread, so a thread slowed by other work gets fewer of them;
-            // none smaller than 128 rows, where the product gets less efficient.
-            let rows = t.div_ceil(threads * 4).max(128).min(t.div_ceil(threads));
-            out.par_chunks_mut(rows * d.out)
-                .zip(input.par_chunks(rows * d.inp))
-                .for_each(|(o, i)| {
-                    let m = i.len() / d.inp;
-                    // SAFETY: `o` is m × out, `i` is m × inp, `w` is out × inp, all row-major.
-                    unsafe {
-                        gemm(
-                            (m, d.out, d.inp),
-                            o.as_mut_ptr(),
-                            d.out,
-                            true,
-                            i.as_ptr(),
-                            d.inp,
-                            d.w.as_ptr(),
-                            (1, d.inp),
-                            1.0,
-                        )
-                    }
-                });
-        } else {
-            let cols = d.out.div_ceil(threads).next_multiple_of(16);
-            let dst = Shared(out.as_mut_ptr());
-            (0..d.out.div_ceil(cols)).into_par_iter().for_each(|part| {
-                let c0 = part * cols;
-                let n = cols.min(d.out - c0);
-                // SAFETY: each part writes only its own columns c0..c0+n of the t × out output;
-                // the weight rows c0..c0+n are in bounds.
-                unsafe {
-                    gemm(
-                        (t, n, d.inp),
-                        dst.ptr().add(c0),
-                        d.out,
-                        true,
-                        input.as_ptr(),
-                        d.inp,
-                        d.w.as_ptr().add(c0 * d.inp),
-                        (1, d.inp),
-                        1.0,
-                    )
-                }
-            });
-        }
-    }
-
-    /// `out = (residual or 0) + bias + input · Wᵀ` on AMX tiles, a few rows at a time (each
-    /// block's rows rounded to bf16, multiplied, and written while in the core's cache). False,
-    /// with `out` untouched, where the tiles are not used (few rows, no AMX, a shape the kernel
-    /// does not take).
-    fn linear_on_tiles(
-        &self,
-        input: &[f32],
-        d: &QDense,
-        out: &mut [f32],
-        residual: Option<&[f32]>,
-    ) -> bool {
-        let rows = input.len() / d.inp;
-        if rows < AMX_MIN_ROWS || !amx::amx_active() {
-            return false;
-        }
-        let Some(tiles) = d.amx() else {
-            return false;
-        };
-        const ROWS: usize = 2 * amx::ROW_STEP;
-        let (inp, width) = (d.inp, d.out);
-        out.par_chunks_mut(ROWS * width).enumerate().for_each_init(
-            || vec![0u16; ROWS * inp],
-            |xb, (part, o)| {
-                let n = o.len() / width;
-                let r0 = part * ROWS;
-                amx::to_bf16(&input[r0 * inp..(r0 + n) * inp], &mut xb[..n * inp]);
-                for (r, row) in o.chunks_exact_mut(width).enumerate() {
-                    row.copy_from_slice(&d.b);
-                    if let Some(res) = residual {
-                        let res = &res[(r0 + r) * width..(r0 + r + 1) * width];
-                        row.iter_mut().zip(res).for_each(|(o, x)| *o += x);
-                    }
-                }
-                // Rows past n (up to a whole tile) are padding: their products are dropped.
-                amx::matmul(&xb[..n.next_multiple_of(amx::ROW_STEP) * inp], n, tiles, o);
-            },
-        );
-        true
+        linear(self.threads(), input, d, out, residual, scratch)
     }
 
     /// The feed-forward block of a layer on AMX tiles, a few rows at a time so that the wide

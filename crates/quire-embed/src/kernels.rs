@@ -162,6 +162,46 @@ pub(crate) fn layer_norm(row: &mut [f32], w: &[f32], b: &[f32], eps: f32) {
     dispatch!(layer_norm_avx, layer_norm_generic, (row: &mut [f32], w: &[f32], b: &[f32], eps: f32));
 }
 
+#[inline(always)]
+fn rms_norm_generic(row: &mut [f32], w: &[f32], eps: f32) {
+    let mut acc = [0f32; LANES];
+    let chunks = row.chunks_exact(LANES);
+    let tail: f32 = chunks.remainder().iter().map(|x| x * x).sum();
+    for c in chunks {
+        for i in 0..LANES {
+            acc[i] += c[i] * c[i];
+        }
+    }
+    let mean_square = (acc.iter().sum::<f32>() + tail) / row.len().max(1) as f32;
+    let inv = 1.0 / (mean_square + eps).sqrt();
+    for (x, w) in row.iter_mut().zip(w) {
+        *x *= inv * w;
+    }
+}
+
+/// RMSNorm of one row in place: `x / sqrt(mean(x²) + eps) · w` (Gemma's `1 + weight` is folded
+/// into `w` by the caller).
+pub(crate) fn rms_norm(row: &mut [f32], w: &[f32], eps: f32) {
+    dispatch!(rms_norm_avx, rms_norm_generic, (row: &mut [f32], w: &[f32], eps: f32));
+}
+
+#[inline(always)]
+fn gelu_tanh_gate_generic(gate: &mut [f32], up: &[f32]) {
+    const C: f32 = 0.797_884_6; // √(2/π)
+    for (g, u) in gate.iter_mut().zip(up) {
+        let x = *g;
+        // tanh(z) = 1 − 2 / (e^{2z} + 1), with the vectorised exp; exact at both saturations.
+        let z = C * (x + 0.044_715 * x * x * x);
+        let t = 1.0 - 2.0 / (exp(2.0 * z) + 1.0);
+        *g = 0.5 * x * (1.0 + t) * u;
+    }
+}
+
+/// Gemma's gated feed-forward activation in place: `gate = GELU_tanh(gate) · up`.
+pub(crate) fn gelu_tanh_gate(gate: &mut [f32], up: &[f32]) {
+    dispatch!(gelu_tanh_gate_avx, gelu_tanh_gate_generic, (gate: &mut [f32], up: &[f32]));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -218,6 +258,37 @@ mod tests {
         for (p, x) in row.iter().zip(&orig) {
             let want = ((x - max) as f64).exp() / denom;
             assert!((*p as f64 - want).abs() < 1e-6);
+        }
+    }
+
+    #[test]
+    fn rms_norm_and_tanh_gelu_match_their_definitions() {
+        let mut row: Vec<f32> = (0..77).map(|i| (i as f32 * 0.3).sin() * 4.0).collect();
+        let w: Vec<f32> = (0..77).map(|i| 1.0 + i as f32 / 100.0).collect();
+        let ms: f64 = row.iter().map(|&x| (x as f64).powi(2)).sum::<f64>() / 77.0;
+        let want: Vec<f64> = row
+            .iter()
+            .zip(&w)
+            .map(|(&x, &w)| x as f64 / (ms + 1e-6).sqrt() * w as f64)
+            .collect();
+        rms_norm(&mut row, &w, 1e-6);
+        for (g, w) in row.iter().zip(&want) {
+            assert!((*g as f64 - w).abs() < 1e-5, "{g} vs {w}");
+        }
+        let mut gate: Vec<f32> = (-800..=800).map(|i| i as f32 / 100.0).collect();
+        let up: Vec<f32> = (0..gate.len()).map(|i| 0.5 + (i % 7) as f32).collect();
+        let want: Vec<f64> = gate
+            .iter()
+            .zip(&up)
+            .map(|(&x, &u)| {
+                let x = x as f64;
+                let z = (2.0 / std::f64::consts::PI).sqrt() * (x + 0.044715 * x.powi(3));
+                0.5 * x * (1.0 + z.tanh()) * u as f64
+            })
+            .collect();
+        gelu_tanh_gate(&mut gate, &up);
+        for (g, w) in gate.iter().zip(&want) {
+            assert!((*g as f64 - w).abs() < 1e-5 * (1.0 + w.abs()), "{g} vs {w}");
         }
     }
 

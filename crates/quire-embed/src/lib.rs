@@ -21,6 +21,9 @@ mod amx;
 pub mod bert_dir;
 pub mod e5;
 pub mod e5s1;
+// The attention hands raw pointers to gemm, as the BERT encoder's does; shapes checked first.
+#[allow(unsafe_code)]
+pub mod gemma;
 // The encoder hands raw pointers to gemm and writes disjoint parts of one buffer from several
 // threads; the kernels use SIMD intrinsics. Both check their slices' shapes in safe code first.
 #[allow(unsafe_code)]
@@ -40,6 +43,7 @@ pub use amx::{amx_active, set_amx};
 pub use bert_dir::{BertDirModel, default_minilm_dir};
 pub use e5::{E5Model, Precision};
 pub use encoder::{Pooling, embed_threads};
+pub use gemma::GemmaModel;
 pub use remote::{RemoteConfig, RemoteEmbedder};
 
 /// Why a model could not be loaded or could not embed a text.
@@ -129,6 +133,12 @@ pub trait Embedder: Send + Sync {
     fn space(&self) -> EmbeddingSpace;
     /// Embeds documents (the passage prefix is applied here).
     fn embed_passages(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
+    /// Embeds documents with their titles (a note's title, for models whose document prompt
+    /// carries one, as EmbeddingGemma's `title: … | text: …` does); others ignore the titles.
+    fn embed_documents(&self, docs: &[(&str, &str)]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let texts: Vec<&str> = docs.iter().map(|(_, text)| *text).collect();
+        self.embed_passages(&texts)
+    }
     /// Embeds a search query (the query prefix is applied here).
     fn embed_query(&self, text: &str) -> Result<Vec<f32>, EmbedError>;
 }
@@ -146,8 +156,21 @@ pub fn default_model_path() -> PathBuf {
         .join("e5-small-q4.bin")
 }
 
-/// Loads a local model: a folder in the Hugging Face layout ([`BertDirModel`]) or an `E5S1`
-/// file ([`E5Model`]).
+/// Where `scripts/fetch-model.sh gemma` puts EmbeddingGemma's `QGEM1` file:
+/// `$QUIRE_GEMMA_MODEL` if set, else `<data dir>/quire/models/embeddinggemma-300m-q8.qgem`.
+pub fn default_gemma_path() -> PathBuf {
+    if let Some(p) = std::env::var_os("QUIRE_GEMMA_MODEL") {
+        return PathBuf::from(p);
+    }
+    dirs::data_local_dir()
+        .unwrap_or_else(std::env::temp_dir)
+        .join("quire")
+        .join("models")
+        .join("embeddinggemma-300m-q8.qgem")
+}
+
+/// Loads a local model: a folder in the Hugging Face layout ([`BertDirModel`]), a `QGEM1` file
+/// ([`GemmaModel`]) or an `E5S1` file ([`E5Model`]).
 pub fn load_local(path: &Path) -> Result<Box<dyn Embedder>, EmbedError> {
     if path.is_dir() {
         if !BertDirModel::is_model_dir(path) {
@@ -157,6 +180,8 @@ pub fn load_local(path: &Path) -> Result<Box<dyn Embedder>, EmbedError> {
             )));
         }
         Ok(Box::new(BertDirModel::load(path)?))
+    } else if GemmaModel::is_gemma_file(path) {
+        Ok(Box::new(GemmaModel::load(path)?))
     } else {
         Ok(Box::new(E5Model::load(path)?))
     }

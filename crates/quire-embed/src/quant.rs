@@ -1,5 +1,6 @@
-//! Dense layers over 4-bit weights and 8-bit activations, as the reference engine computes them
-//! (`docs/e5s1-format.md` §3.7): each Q4_0 weight stays the 4-bit integer its file stores (with
+//! Dense layers over 4-bit or 8-bit integer weights and 8-bit activations. For e5 this is the
+//! reference engine's arithmetic (`docs/e5s1-format.md` §3.7): each Q4_0 weight stays the 4-bit
+//! integer its file stores (with
 //! its block's scale), each input row is quantized per block of 32 values to int8 with a scale of
 //! `max|x| / 127`, and a block's product is an integer dot product, scaled once. The weights
 //! take a quarter of the memory of f32 ones, and on CPUs with AVX-512 VNNI one instruction does
@@ -7,8 +8,9 @@
 //!
 //! The weights are unpacked at load into the layout that instruction wants: for 16 outputs and
 //! 4 consecutive inputs, 64 bytes (output-major, 4 inputs each), so that one broadcast of 4 input
-//! bytes multiplies 16 outputs at once. The value stored is the nibble (0..15); the zero point
-//! of 8 is taken off once per block as `8 · Σ input`. Integer sums are exact, so the AVX-512
+//! bytes multiplies 16 outputs at once. The value stored is unsigned: the nibble (0..15) with a
+//! zero point of 8, or an 8-bit weight plus 128 (EmbeddingGemma's `QGEM1` file stores them so,
+//! `docs/qgem1-format.md`); the zero point is taken off once per block as `zero · Σ input`. Integer sums are exact, so the AVX-512
 //! kernel and the portable one give the same products; only the f32 sum of the blocks'
 //! scaled products may round differently.
 
@@ -19,12 +21,36 @@ const TILE: usize = 16;
 /// Bytes of one tile's block: 32 inputs × 16 outputs.
 const TILE_BLOCK: usize = BLOCK * TILE;
 
-/// A dense layer `y = x·Wᵀ + b` with 4-bit weights, `out` a multiple of 16 and `inp` of 32.
+/// Packed weight bytes: unpacked at load, or a range of a mapped model file already laid out
+/// for the kernel (`docs/qgem1-format.md`), so that a process reads only what it multiplies by.
+pub(crate) enum Packed {
+    Owned(Vec<u8>),
+    Mapped(
+        std::sync::Arc<crate::e5s1::ModelBytes>,
+        std::ops::Range<usize>,
+    ),
+}
+
+impl std::ops::Deref for Packed {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Packed::Owned(v) => v,
+            Packed::Mapped(m, r) => &m[r.clone()],
+        }
+    }
+}
+
+/// A dense layer `y = x·Wᵀ + b` with 4-bit or 8-bit integer weights, `out` a multiple of 16 and
+/// `inp` of 32.
 pub(crate) struct QDense {
     pub out: usize,
     pub inp: usize,
-    /// Nibbles in the tile layout: `[out/16][inp/32][8 groups][16 outputs][4 inputs]`.
-    nibbles: Vec<u8>,
+    /// Unsigned weights in the tile layout: `[out/16][inp/32][8 groups][16 outputs][4 inputs]`,
+    /// each the integer weight plus [`QDense::zero`].
+    nibbles: Packed,
+    /// The zero point stored weights carry: 8 for 4-bit weights (0..15), 128 for 8-bit ones.
+    zero: i32,
     /// Block scales: `[out/16][inp/32][16 outputs]`.
     scales: Vec<f32>,
     pub b: Vec<f32>,
@@ -73,32 +99,73 @@ impl QDense {
         Ok(QDense {
             out,
             inp,
-            nibbles,
+            nibbles: Packed::Owned(nibbles),
+            zero: 8,
             scales,
             b,
             amx: std::sync::OnceLock::new(),
         })
     }
 
-    /// Stacks layers with the same input into one whose outputs follow each other (tiles are
-    /// whole outputs, so the packed arrays simply follow each other too).
-    pub fn stack(parts: [QDense; 3]) -> QDense {
-        let inp = parts[0].inp;
+    /// A layer of 8-bit weights already in the tile layout (values plus 128) with their block
+    /// scales in the same order (`[out/16][inp/32][16 outputs]`), and no bias.
+    pub fn from_q8_tiles(
+        values: Packed,
+        scales: Vec<f32>,
+        out: usize,
+        inp: usize,
+    ) -> Result<QDense, crate::EmbedError> {
+        if !out.is_multiple_of(TILE)
+            || !inp.is_multiple_of(BLOCK)
+            || values.len() != out * inp
+            || scales.len() != out * inp / BLOCK
+        {
+            return Err(crate::EmbedError::Format(format!(
+                "a {out}×{inp} 8-bit layer has {} values and {} scales",
+                values.len(),
+                scales.len()
+            )));
+        }
+        Ok(QDense {
+            out,
+            inp,
+            nibbles: values,
+            zero: 128,
+            scales,
+            b: vec![0.0; out],
+            amx: std::sync::OnceLock::new(),
+        })
+    }
+
+    /// Stacks layers with the same input and zero point into one whose outputs follow each
+    /// other (tiles are whole outputs, so the packed arrays simply follow each other too).
+    pub fn stack(parts: impl IntoIterator<Item = QDense>) -> QDense {
+        let parts: Vec<QDense> = parts.into_iter().collect();
+        let inp = parts.first().map_or(0, |p| p.inp);
+        let zero = parts.first().map_or(8, |p| p.zero);
         let out = parts.iter().map(|p| p.out).sum();
+        let mut nibbles = Vec::with_capacity(out * inp);
         let mut d = QDense {
             out,
             inp,
-            nibbles: Vec::with_capacity(out * inp),
+            nibbles: Packed::Owned(Vec::new()),
+            zero,
             scales: Vec::with_capacity(out * inp / BLOCK),
             b: Vec::with_capacity(out),
             amx: std::sync::OnceLock::new(),
         };
         for p in parts {
-            d.nibbles.extend(p.nibbles);
+            nibbles.extend_from_slice(&p.nibbles);
             d.scales.extend(p.scales);
             d.b.extend(p.b);
         }
+        d.nibbles = Packed::Owned(nibbles);
         d
+    }
+
+    /// Whether two layers can be stacked into one product (the same input, the same zero point).
+    pub fn same_kind(&self, other: &QDense) -> bool {
+        self.inp == other.inp && self.zero == other.zero
     }
 
     /// Output tiles of 16.
@@ -106,7 +173,8 @@ impl QDense {
         self.out / TILE
     }
 
-    /// The weight of output `o` for input `k`: its block's scale times its nibble less 8.
+    /// The weight of output `o` for input `k`: its block's scale times its stored value less the
+    /// zero point.
     pub fn weight(&self, o: usize, k: usize) -> f32 {
         let blocks = self.inp / BLOCK;
         let (tile, lane) = (o / TILE, o % TILE);
@@ -114,7 +182,7 @@ impl QDense {
         let at = tile * blocks + blk;
         let nibble =
             self.nibbles[at * TILE_BLOCK + (within / 4) * TILE * 4 + lane * 4 + within % 4];
-        self.scales[at * TILE + lane] * (nibble as f32 - 8.0)
+        self.scales[at * TILE + lane] * (nibble as i32 - self.zero) as f32
     }
 
     /// The layer as bf16 tiles for AMX ([`crate::amx`]), packed on first use; `None` where its
@@ -128,13 +196,13 @@ impl QDense {
     }
 }
 
-/// Input rows quantized per block: int8 values, each block's scale, and 8 × the block's sum
-/// (the zero point's share of the product).
+/// Input rows quantized per block: int8 values, each block's scale, and the block's sum (times
+/// a layer's zero point, the zero point's share of the product).
 #[derive(Default)]
 pub(crate) struct QRows {
     pub values: Vec<i8>,
     pub scales: Vec<f32>,
-    pub sums8: Vec<i32>,
+    pub sums: Vec<i32>,
 }
 
 impl QRows {
@@ -142,7 +210,7 @@ impl QRows {
     pub fn resize(&mut self, rows: usize, inp: usize) {
         self.values.resize(rows * inp, 0);
         self.scales.resize(rows * inp / BLOCK, 0.0);
-        self.sums8.resize(rows * inp / BLOCK, 0);
+        self.sums.resize(rows * inp / BLOCK, 0);
     }
 }
 
@@ -153,7 +221,7 @@ impl QRows {
         QView {
             values: &self.values[rows.start * inp..rows.end * inp],
             scales: &self.scales[rows.start * blocks..rows.end * blocks],
-            sums8: &self.sums8[rows.start * blocks..rows.end * blocks],
+            sums: &self.sums[rows.start * blocks..rows.end * blocks],
         }
     }
 }
@@ -162,32 +230,32 @@ impl QRows {
 pub(crate) struct QView<'a> {
     values: &'a [i8],
     scales: &'a [f32],
-    sums8: &'a [i32],
+    sums: &'a [i32],
 }
 
-/// Quantizes rows of f32 values (a whole number of blocks each) into `values`, `scales`, `sums8`
+/// Quantizes rows of f32 values (a whole number of blocks each) into `values`, `scales`, `sums`
 /// (one entry per block): round half to even of `x · 127 / max|x|`, as the reference does.
-pub(crate) fn quantize(x: &[f32], values: &mut [i8], scales: &mut [f32], sums8: &mut [i32]) {
+pub(crate) fn quantize(x: &[f32], values: &mut [i8], scales: &mut [f32], sums: &mut [i32]) {
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
-    fn quantize_avx(x: &[f32], values: &mut [i8], scales: &mut [f32], sums8: &mut [i32]) {
-        quantize_generic(x, values, scales, sums8)
+    fn quantize_avx(x: &[f32], values: &mut [i8], scales: &mut [f32], sums: &mut [i32]) {
+        quantize_generic(x, values, scales, sums)
     }
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
         // SAFETY: the CPU has AVX2 and FMA, checked just above.
-        return unsafe { quantize_avx(x, values, scales, sums8) };
+        return unsafe { quantize_avx(x, values, scales, sums) };
     }
-    quantize_generic(x, values, scales, sums8)
+    quantize_generic(x, values, scales, sums)
 }
 
 #[inline(always)]
-fn quantize_generic(x: &[f32], values: &mut [i8], scales: &mut [f32], sums8: &mut [i32]) {
+fn quantize_generic(x: &[f32], values: &mut [i8], scales: &mut [f32], sums: &mut [i32]) {
     for (((block, q), scale), sum8) in x
         .chunks_exact(BLOCK)
         .zip(values.chunks_exact_mut(BLOCK))
         .zip(scales.iter_mut())
-        .zip(sums8.iter_mut())
+        .zip(sums.iter_mut())
     {
         // Eight running maxima, so the compiler can keep them in one register.
         let mut lanes = [0f32; 8];
@@ -211,7 +279,7 @@ fn quantize_generic(x: &[f32], values: &mut [i8], scales: &mut [f32], sums8: &mu
             *o = *r as i8;
         }
         *scale = d;
-        *sum8 = 8 * rounded.iter().sum::<i32>();
+        *sum8 = rounded.iter().sum::<i32>();
     }
 }
 
@@ -228,7 +296,7 @@ pub(crate) fn matmul(
     let rows = x.scales.len() / blocks.max(1);
     // The shapes the kernels index by: checked once here.
     assert_eq!(x.values.len(), rows * d.inp, "quantized rows of inp values");
-    assert_eq!(x.sums8.len(), rows * blocks, "one sum per block");
+    assert_eq!(x.sums.len(), rows * blocks, "one sum per block");
     assert!(tiles.end <= d.tiles(), "tiles within the layer");
     assert!(
         rows == 0 || out.len() >= (rows - 1) * out_stride + tiles.len() * TILE,
@@ -275,7 +343,7 @@ fn matmul_portable(
                     }
                 }
                 let xs = x.scales[r * blocks + blk];
-                let sum8 = x.sums8[r * blocks + blk];
+                let sum8 = d.zero * x.sums[r * blocks + blk];
                 let ws = &d.scales[at * TILE..(at + 1) * TILE];
                 for lane in 0..TILE {
                     acc[lane] += (dots[lane] - sum8) as f32 * (ws[lane] * xs);
@@ -382,7 +450,7 @@ mod vnni {
             }
             for i in 0..R {
                 let k = (r0 + i) * blocks + blk;
-                let zero = _mm512_set1_epi32(x.sums8[k]);
+                let zero = _mm512_set1_epi32(d.zero * x.sums[k]);
                 let xs = _mm512_set1_ps(x.scales[k]);
                 for j in 0..T {
                     let exact = _mm512_cvtepi32_ps(_mm512_sub_epi32(dots[i][j], zero));
@@ -438,7 +506,7 @@ mod tests {
             .collect();
         let mut q = QRows::default();
         q.resize(rows, inp);
-        quantize(&x, &mut q.values, &mut q.scales, &mut q.sums8);
+        quantize(&x, &mut q.values, &mut q.scales, &mut q.sums);
         let mut fast = vec![0f32; rows * out];
         let all = q.view(0..rows, inp / BLOCK);
         matmul(&all, &d, 0..d.tiles(), &mut fast, out);
