@@ -133,22 +133,50 @@ pub trait Embedder: Send + Sync {
     fn space(&self) -> EmbeddingSpace;
     /// Embeds documents (the passage prefix is applied here).
     fn embed_passages(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
-    /// Embeds documents with their titles (a note's title, for models whose document prompt
-    /// carries one, as EmbeddingGemma's `title: … | text: …` does); others ignore the titles.
+    /// Embeds documents given as (title, body), for models whose document prompt carries a
+    /// title (EmbeddingGemma's `title: … | text: …`). Others embed `title`, a blank line, then
+    /// `body` as one passage: exactly the text of a chunk whose title is its context line.
     fn embed_documents(&self, docs: &[(&str, &str)]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let texts: Vec<&str> = docs.iter().map(|(_, text)| *text).collect();
-        self.embed_passages(&texts)
+        let texts: Vec<String> = docs
+            .iter()
+            .map(|(title, body)| {
+                if title.is_empty() {
+                    body.to_string()
+                } else {
+                    format!("{title}\n\n{body}")
+                }
+            })
+            .collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        self.embed_passages(&refs)
     }
     /// Embeds a search query (the query prefix is applied here).
     fn embed_query(&self, text: &str) -> Result<Vec<f32>, EmbedError>;
 }
 
 /// Where `scripts/fetch-model.sh` puts the default model: `$QUIRE_MODEL` if set, else
-/// `<data dir>/quire/models/e5-small-q4.bin`.
+/// [`default_e5_path`].
 pub fn default_model_path() -> PathBuf {
     if let Some(p) = std::env::var_os("QUIRE_MODEL") {
         return PathBuf::from(p);
     }
+    default_e5_path()
+}
+
+/// A model as a user names it (`--model`, `[embedding] model` in `.quire/config.toml`):
+/// `gemma` (EmbeddingGemma-300M, [`default_gemma_path`]), `e5-small` ([`default_e5_path`]), or
+/// the path of a model file or folder.
+pub fn resolve_model(choice: &str) -> PathBuf {
+    match choice.trim() {
+        "gemma" | "embeddinggemma" | "embeddinggemma-300m" => default_gemma_path(),
+        "e5-small" | "e5" | "multilingual-e5-small" => default_e5_path(),
+        other => PathBuf::from(other),
+    }
+}
+
+/// Where `scripts/fetch-model.sh` puts multilingual-e5-small:
+/// `<data dir>/quire/models/e5-small-q4.bin`.
+pub fn default_e5_path() -> PathBuf {
     dirs::data_local_dir()
         .unwrap_or_else(std::env::temp_dir)
         .join("quire")

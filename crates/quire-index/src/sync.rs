@@ -481,8 +481,12 @@ pub fn sync(
         let space_id = embedder.space().id();
         let missing = store.missing_embeddings(&space_id)?;
         for batch in missing.chunks(EMBED_BATCH) {
-            let texts: Vec<&str> = batch.iter().map(|(_, t)| t.as_str()).collect();
-            let vectors = embedder.embed_passages(&texts)?;
+            // The context line (title > headings) goes where the model's prompt wants a title.
+            let docs: Vec<(&str, &str)> = batch
+                .iter()
+                .map(|(_, t)| quire_vault::chunk::split_context(t))
+                .collect();
+            let vectors = embedder.embed_documents(&docs)?;
             let rows: Vec<(String, Vec<f32>)> =
                 batch.iter().map(|(h, _)| h.clone()).zip(vectors).collect();
             store.put_embeddings(&space_id, &rows)?;

@@ -326,14 +326,13 @@ fn corpus_vectors(
         .unwrap_or_default();
     if data.len() != expected {
         data.clear();
-        let texts: Vec<String> = set
+        let docs: Vec<(&str, &str)> = set
             .corpus
             .iter()
-            .map(|(_, title, text)| format!("{title} {text}").trim().to_string())
+            .map(|(_, title, text)| (title.trim(), text.trim()))
             .collect();
-        for batch in texts.chunks(64) {
-            let refs: Vec<&str> = batch.iter().map(String::as_str).collect();
-            for v in embedder.embed_passages(&refs)? {
+        for batch in docs.chunks(64) {
+            for v in embedder.embed_documents(batch)? {
                 data.extend(v);
             }
         }

@@ -628,6 +628,12 @@ fn cut_points(text: &str, range: Range<usize>, level: Level, max: usize) -> Vec<
     cuts
 }
 
+/// A chunk's [`Chunk::text`] split into its context line (the note's title and heading path) and
+/// its body, as an embedding model with a title in its document prompt wants them.
+pub fn split_context(text: &str) -> (&str, &str) {
+    text.split_once("\n\n").unwrap_or(("", text))
+}
+
 fn make_chunk(
     note: &Note,
     section: &Section,

@@ -13,6 +13,9 @@
 //! [chunk]
 //! target_tokens = 256
 //! max_tokens = 448
+//!
+//! [embedding]
+//! model = "gemma"                 # or "e5-small", or the path of a model file or folder
 //! ```
 
 use std::path::Path;
@@ -31,6 +34,17 @@ pub struct VaultConfig {
     pub manifest: ManifestSection,
     /// `[chunk]`: chunk sizes.
     pub chunk: ChunkSection,
+    /// `[embedding]`: which embedding model.
+    pub embedding: EmbeddingSection,
+}
+
+/// The `[embedding]` table.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct EmbeddingSection {
+    /// `gemma`, `e5-small`, or the path of a model file or folder; `None`: the default model. A
+    /// `--model` flag overrides it.
+    pub model: Option<String>,
 }
 
 /// The `[vault]` table.

@@ -87,12 +87,9 @@ pub(crate) fn load_embedder(cli: &Cli) -> Result<Option<Arc<dyn Embedder>>> {
             .with_context(|| format!("cannot reach the embeddings endpoint {url}"))?;
         return Ok(Some(Arc::new(remote)));
     }
-    let path = cli
-        .model
-        .clone()
-        .unwrap_or_else(quire_embed::default_model_path);
+    let (path, chosen) = model_path(cli);
     if !path.exists() {
-        if cli.model.is_some() {
+        if chosen {
             bail!("no model file at {}", path.display());
         }
         eprintln!(
@@ -104,6 +101,21 @@ pub(crate) fn load_embedder(cli: &Cli) -> Result<Option<Arc<dyn Embedder>>> {
     let model = quire_embed::load_local(&path)
         .with_context(|| format!("cannot load the model {}", path.display()))?;
     Ok(Some(Arc::from(model)))
+}
+/// The local embedding model's path: `--model`, else the vault's `[embedding] model`, else the
+/// default (`$QUIRE_MODEL` or the fetched file); and whether the user named one.
+pub(crate) fn model_path(cli: &Cli) -> (PathBuf, bool) {
+    if let Some(choice) = &cli.model {
+        return (quire_embed::resolve_model(&choice.to_string_lossy()), true);
+    }
+    let configured = vault_root(cli)
+        .ok()
+        .and_then(|root| quire_vault::config::VaultConfig::load(&root).ok())
+        .and_then(|c| c.embedding.model);
+    match configured {
+        Some(choice) => (quire_embed::resolve_model(&choice), true),
+        None => (quire_embed::default_model_path(), false),
+    }
 }
 /// What similar notes and duplicates say when they cannot run without vectors: with
 /// `--no-embeddings` that the flag is why, not that a model must be fetched.

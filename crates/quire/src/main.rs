@@ -61,8 +61,10 @@ struct Cli {
     /// or vault needed there). Default: $QUIRE_BACKEND, else the local index only.
     #[arg(long, global = true, env = "QUIRE_BACKEND", value_name = "URL")]
     backend: Option<String>,
-    /// The embedding model: an E5S1 file, or a folder with config.json, model.safetensors and
-    /// tokenizer.json (default: $QUIRE_MODEL, else the file scripts/fetch-model.sh fetched).
+    /// The embedding model: `gemma` (EmbeddingGemma-300M), `e5-small`, or a path: a QGEM1 or
+    /// E5S1 file, or a folder with config.json, model.safetensors and tokenizer.json (default:
+    /// `[embedding] model` of .quire/config.toml, else $QUIRE_MODEL, else the default model
+    /// that scripts/fetch-model.sh fetched).
     #[arg(long, global = true)]
     model: Option<PathBuf>,
     /// Do not load an embedding model: BM25 only.

@@ -45,10 +45,7 @@ fn embeddings(cli: &Cli) -> Embeddings {
             model: remote.model,
         };
     }
-    let path = cli
-        .model
-        .clone()
-        .unwrap_or_else(quire_embed::default_model_path);
+    let (path, _) = crate::common::model_path(cli);
     let present = path.exists();
     Embeddings::Local { path, present }
 }
