@@ -61,6 +61,35 @@ def q8_tiles(w):
     return np.ascontiguousarray(u), np.ascontiguousarray(s.astype("<f4"))
 
 
+def bpe_tables(tok):
+    """The tokenizer as quire's own BPE reads it (crates/quire-embed/src/gemma_tokenizer.rs):
+    merges `[left, right, rank, merged]` sorted by (left, right), single-character pieces
+    `[codepoint, id]` sorted by codepoint, the 256 byte-fallback ids, and the added tokens."""
+    model = tok["model"]
+    if model["type"] != "BPE" or not model.get("byte_fallback") or model.get("ignore_merges"):
+        raise SystemExit("tokenizer.json: not the byte-fallback BPE quire's tokenizer reads")
+    normalizer = tok.get("normalizer") or {}
+    if normalizer.get("type") != "Replace" or normalizer["pattern"].get("String") != " " \
+            or normalizer["content"] != "\u2581":
+        raise SystemExit("tokenizer.json: expected the normalizer ' ' -> U+2581")
+    if any(t["normalized"] or t["lstrip"] or t["rstrip"] or t["single_word"] for t in tok["added_tokens"]):
+        raise SystemExit("tokenizer.json: added tokens with options quire's tokenizer ignores")
+    vocab = model["vocab"]
+    merges = {}
+    for rank, m in enumerate(model["merges"]):
+        a, b = m.split(" ", 1) if isinstance(m, str) else m
+        merges[(vocab[a], vocab[b])] = (rank, vocab[a + b])
+    rows = sorted((a, b, r, n) for (a, b), (r, n) in merges.items())
+    chars = sorted((ord(p), i) for p, i in vocab.items() if len(p) == 1)
+    byte_ids = [vocab[f"<0x{b:02X}>"] for b in range(256)]
+    added = [[t["content"], t["id"]] for t in tok["added_tokens"]]
+    return {
+        "tok.merges": np.array(rows, dtype="<u4").reshape(-1, 4),
+        "tok.chars": np.array(chars, dtype="<u4").reshape(-1, 2),
+        "tok.bytes": np.array(byte_ids, dtype="<u4"),
+    }, added
+
+
 def main():
     args = sys.argv[1:]
     precision = "q8"
@@ -86,8 +115,11 @@ def main():
             raise SystemExit(f"{folder}: only bias-free identity dense layers are supported")
         dense.append(read_safetensors(os.path.join(src, folder, "model.safetensors"))["linear.weight"])
     tokenizer = open(os.path.join(src, "tokenizer.json"), "rb").read()
+    tables, added = bpe_tables(json.loads(tokenizer))
 
     parts = []  # (name, dtype, shape, [arrays]) in file order
+    for name, a in tables.items():
+        parts.append((name, "u32", list(a.shape), [a]))
     emb = weights["embed_tokens.weight"]
     if precision == "q8":
         q, scale = q8_blocks(emb)
@@ -149,6 +181,7 @@ def main():
         },
         "prompts": st.get("prompts", {}),
         "tokenizer": [tok_at, len(tokenizer)],
+        "added_tokens": added,
         "tensors": tensors,
     }
     head = json.dumps(header, separators=(",", ":")).encode()

@@ -25,6 +25,7 @@ use serde::Deserialize;
 
 use crate::e5s1::ModelBytes;
 use crate::encoder::{Dense, Linear, Shared, gemm, linear, thread_pool, windows};
+use crate::gemma_tokenizer::GemmaTokenizer;
 use crate::kernels;
 use crate::quant::{Packed, QDense, QRows};
 use crate::{EmbedError, Embedder, EmbeddingSpace};
@@ -73,6 +74,7 @@ struct Header {
     #[serde(default)]
     prompts: std::collections::HashMap<String, String>,
     tokenizer: [usize; 2],
+    added_tokens: Vec<(String, u32)>,
     tensors: std::collections::HashMap<String, TensorInfo>,
 }
 
@@ -106,7 +108,9 @@ pub struct GemmaModel {
     data: Arc<ModelBytes>,
     config: Config,
     table: Table,
-    tokenizer: tokenizers::Tokenizer,
+    tokenizer: GemmaTokenizer,
+    /// Where the original `tokenizer.json` lies in the file (kept for checks).
+    tokenizer_json: std::ops::Range<usize>,
     layers: Vec<GemmaLayer>,
     final_norm: Vec<f32>,
     /// The pooling head's two bias-free dense layers.
@@ -290,18 +294,31 @@ impl GemmaModel {
                 ));
             }
         };
-        let mut tokenizer = tokenizers::Tokenizer::from_bytes(&bytes[range(header.tokenizer)?])
-            .map_err(EmbedError::Tokenizer)?;
-        tokenizer
-            .with_truncation(None)
-            .map_err(EmbedError::Tokenizer)?;
-        tokenizer.with_padding(None);
+        let table_bytes = |name: &str| -> Result<&[u8], EmbedError> {
+            let t = header
+                .tensors
+                .get(name)
+                .filter(|t| t.dtype == "u32")
+                .ok_or_else(|| format_error(format!("QGEM1 file has no table `{name}`")))?;
+            let at = *t.data.first().ok_or_else(|| format_error("no data"))?;
+            Ok(&bytes[range(at)?])
+        };
+        let tokenizer = GemmaTokenizer::new(
+            table_bytes("tok.merges")?,
+            table_bytes("tok.chars")?,
+            table_bytes("tok.bytes")?,
+            header.added_tokens.clone(),
+        )?;
         let id = |t: &str| {
-            tokenizer
-                .token_to_id(t)
+            header
+                .added_tokens
+                .iter()
+                .find(|(text, _)| text == t)
+                .map(|(_, id)| *id)
                 .ok_or_else(|| format_error(format!("the tokenizer has no {t}")))
         };
         let (bos, eos) = (id("<bos>")?, id("<eos>")?);
+        let tokenizer_json = range(header.tokenizer)?;
         let query_prompt = header
             .prompts
             .get("query")
@@ -317,6 +334,7 @@ impl GemmaModel {
             config: c,
             table,
             tokenizer,
+            tokenizer_json,
             layers,
             final_norm,
             head,
@@ -339,12 +357,13 @@ impl GemmaModel {
     }
 
     fn content_ids(&self, text: &str) -> Result<Vec<u32>, EmbedError> {
-        Ok(self
-            .tokenizer
-            .encode_fast(text, false)
-            .map_err(EmbedError::Tokenizer)?
-            .get_ids()
-            .to_vec())
+        Ok(self.tokenizer.encode(text))
+    }
+
+    /// The model's original `tokenizer.json`, as shipped (kept in the file so that quire's own
+    /// tokenizer can be checked against the `tokenizers` crate).
+    pub fn tokenizer_json(&self) -> &[u8] {
+        &self.data[self.tokenizer_json.clone()]
     }
 
     /// The document prompt of the model card with a note's title (`none` when there is none).

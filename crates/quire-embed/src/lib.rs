@@ -24,6 +24,7 @@ pub mod e5s1;
 // The attention hands raw pointers to gemm, as the BERT encoder's does; shapes checked first.
 #[allow(unsafe_code)]
 pub mod gemma;
+mod gemma_tokenizer;
 // The encoder hands raw pointers to gemm and writes disjoint parts of one buffer from several
 // threads; the kernels use SIMD intrinsics. Both check their slices' shapes in safe code first.
 #[allow(unsafe_code)]
@@ -124,6 +125,55 @@ impl EmbeddingSpace {
     pub fn id(&self) -> String {
         let json = serde_json::to_string(self).unwrap_or_default();
         blake3::hash(json.as_bytes()).to_hex()[..16].to_string()
+    }
+}
+
+/// Score thresholds that depend on a model's cosine scale, measured per model family on the dev
+/// sets (`docs/benchmarks.md`, "Calibration"): multilingual-e5-small puts unrelated texts near
+/// 0.75 and related ones above 0.85; EmbeddingGemma spreads them from about 0.1 to 0.8.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Calibration {
+    /// Hybrid search's weight of the vector side in its z-score fusion (BM25 gets the rest).
+    pub semantic_weight: f32,
+    /// Offline `ask`: below this best cosine between the question and a passage, the notes
+    /// probably do not cover the question.
+    pub weak_answer_cosine: f32,
+    /// `duplicates`: note pairs at or above this cosine are candidates.
+    pub duplicate_cosine: f32,
+    /// Similar notes at or above this cosine are "closely related" to a reader; below
+    /// `related_cosine` they share little more than the vault's topic.
+    pub close_cosine: f32,
+    /// See `close_cosine`.
+    pub related_cosine: f32,
+}
+
+impl Calibration {
+    /// multilingual-e5-small's (and the fallback for models never measured).
+    pub const E5_SMALL: Calibration = Calibration {
+        semantic_weight: 0.6,
+        weak_answer_cosine: 0.85,
+        duplicate_cosine: 0.90,
+        close_cosine: 0.92,
+        related_cosine: 0.87,
+    };
+    /// EmbeddingGemma-300M's, with the model card's prompts.
+    pub const GEMMA: Calibration = Calibration {
+        semantic_weight: 0.8,
+        weak_answer_cosine: 0.45,
+        duplicate_cosine: 0.80,
+        close_cosine: 0.75,
+        related_cosine: 0.6,
+    };
+}
+
+impl EmbeddingSpace {
+    /// The thresholds measured for this space's model family.
+    pub fn calibration(&self) -> Calibration {
+        if self.provider == "local-qgem1" || self.model.starts_with("embeddinggemma") {
+            Calibration::GEMMA
+        } else {
+            Calibration::E5_SMALL
+        }
     }
 }
 

@@ -144,3 +144,83 @@ fn prompts_follow_the_model_card_and_cut_vectors_stay_unit_length() {
     assert!((dot(&short, &q[..256]) / head_norm - 1.0).abs() < 1e-4);
     assert!(GemmaModel::load_with(&default_gemma_path(), 300).is_err());
 }
+
+/// Every Markdown file under `dir`, recursively.
+fn markdown_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            markdown_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "md") {
+            out.push(p);
+        }
+    }
+}
+
+#[test]
+fn own_tokenizer_gives_the_ids_of_the_tokenizers_crate() {
+    let m = model();
+    let reference = tokenizers::Tokenizer::from_bytes(m.tokenizer_json()).unwrap();
+    let corpora = std::env::var_os("QUIRE_CORPORA")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpora")
+        });
+    let mut files = Vec::new();
+    markdown_files(&corpora.join("vaults"), &mut files);
+    assert!(
+        files.len() > 400,
+        "the shared vaults at {}",
+        corpora.display()
+    );
+    let mut texts: Vec<String> = files
+        .iter()
+        .filter_map(|p| std::fs::read_to_string(p).ok())
+        .collect();
+    // XQuAD's paragraphs in its twelve languages and scripts.
+    let mut languages = 0;
+    for entry in std::fs::read_dir(corpora.join("ir/xquad"))
+        .unwrap()
+        .flatten()
+    {
+        let Ok(text) = std::fs::read_to_string(entry.path().join("corpus.jsonl")) else {
+            continue;
+        };
+        languages += 1;
+        for line in text.lines().take(40) {
+            let doc: Value = serde_json::from_str(line).unwrap();
+            texts.push(doc["text"].as_str().unwrap().to_string());
+        }
+    }
+    assert_eq!(languages, 12);
+    // Inputs that exercise the added tokens and the byte fallback.
+    texts.extend(
+        [
+            "<bos>x<eos>  \t\t two  spaces\n\n\nthree newlines",
+            "emoji 🦀🧪 and a rare script 𐌰𐌱𐌲 and a NUL \u{0} and U+FFFF \u{FFFF}",
+            "▁▁▁ literal metaspaces ▁ and <unused5> <start_of_turn>user",
+            "",
+        ]
+        .map(String::from),
+    );
+    let mut tokens = 0;
+    for t in &texts {
+        let want = reference
+            .encode(t.as_str(), false)
+            .unwrap()
+            .get_ids()
+            .to_vec();
+        let got = m.token_ids(t).unwrap();
+        assert_eq!(
+            &got[1..got.len() - 1],
+            want.as_slice(),
+            "{:?}",
+            &t[..t.len().min(200)]
+        );
+        tokens += want.len();
+    }
+    assert!(tokens > 300_000, "{tokens} tokens compared");
+}
