@@ -256,6 +256,15 @@ impl Article {
         self.chunks.is_empty()
     }
 
+    /// The thresholds of the article's embedding model (e5-small's without one).
+    fn calibration(&self) -> quire_embed::Calibration {
+        self.embedder
+            .as_ref()
+            .map_or(quire_embed::Calibration::E5_SMALL, |e| {
+                e.space().calibration()
+            })
+    }
+
     fn passage(&self, i: usize, score: f32) -> Passage {
         let chunk = &self.chunks[i];
         Passage {
@@ -316,7 +325,7 @@ impl Article {
                             signal: Signal::Semantic,
                         },
                     ],
-                    Fusion::default().method,
+                    Fusion::default().for_model(&self.calibration()).method,
                 );
                 (fused, Mode::Hybrid)
             }
@@ -348,7 +357,12 @@ impl Article {
                 .collect(),
             None => Vec::new(),
         };
-        let evidence = Evidence::assess(question, &selection.passages, &passage_cosines);
+        let evidence = Evidence::assess_with(
+            question,
+            &selection.passages,
+            &passage_cosines,
+            self.calibration().weak_answer_cosine,
+        );
         Ok(FrozenContext {
             report: RetrievalReport {
                 query: question.to_string(),

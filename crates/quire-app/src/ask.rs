@@ -211,7 +211,13 @@ fn evidence_of(
         .map(|p| ChunkKey::new(&p.path, &p.chunk_id))
         .collect();
     let cosines = searcher.cosines(question, &keys)?;
-    Ok(Evidence::assess(question, &frozen.passages, &cosines))
+    let weak = searcher.calibration()?.weak_answer_cosine;
+    Ok(Evidence::assess_with(
+        question,
+        &frozen.passages,
+        &cosines,
+        weak,
+    ))
 }
 
 /// Checks a generated answer's sentences against `sources` (every source of its conversation,

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use quire_app::backend::{PublishOptions, PublishStats, SearchBackend, publish};
-use quire_embed::{E5Model, Embedder, default_model_path};
+use quire_embed::{E5Model, Embedder, default_e5_path};
 use quire_index::filter::Condition;
 use quire_index::{Filter, IndexLocation, SyncOptions, sync};
 use quire_search::{Mode, SearchRequest, SimilarNote};
@@ -19,7 +19,7 @@ use quire_search::{Mode, SearchRequest, SimilarNote};
 fn model() -> Arc<dyn Embedder> {
     static MODEL: OnceLock<Arc<E5Model>> = OnceLock::new();
     MODEL
-        .get_or_init(|| Arc::new(E5Model::load(&default_model_path()).unwrap()))
+        .get_or_init(|| Arc::new(E5Model::load(&default_e5_path()).unwrap()))
         .clone()
 }
 

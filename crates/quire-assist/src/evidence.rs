@@ -9,8 +9,9 @@
 //! - **cosine**: when the index has vectors, the best cosine between the question's vector and
 //!   the passages' stored vectors.
 //!
-//! The evidence is weak when the cosine is below [`WEAK_COSINE`] (with vectors) or, without
-//! them, when the coverage is below [`WEAK_COVERAGE`].
+//! The evidence is weak when the cosine is below the model's threshold
+//! ([`quire_embed::Calibration::weak_answer_cosine`]; [`WEAK_COSINE`] for e5-small) with vectors,
+//! or, without them, when the coverage is below [`WEAK_COVERAGE`].
 
 use serde::Serialize;
 
@@ -38,6 +39,16 @@ impl Evidence {
     /// Assesses `passages` for `question`; `cosines` are the passages' cosines to the question
     /// (same order; `None` for a passage with no stored vector), or empty without vectors.
     pub fn assess(question: &str, passages: &[Passage], cosines: &[Option<f32>]) -> Evidence {
+        Evidence::assess_with(question, passages, cosines, WEAK_COSINE)
+    }
+
+    /// [`Evidence::assess`] with the weak-cosine threshold of the model that made the cosines.
+    pub fn assess_with(
+        question: &str,
+        passages: &[Passage],
+        cosines: &[Option<f32>],
+        weak_cosine: f32,
+    ) -> Evidence {
         let wanted = content_words(question);
         let coverage = passages
             .iter()
@@ -46,7 +57,7 @@ impl Evidence {
         let best_cosine = cosines.iter().flatten().copied().reduce(f32::max);
         let weak = passages.is_empty()
             || match best_cosine {
-                Some(cosine) => cosine < WEAK_COSINE,
+                Some(cosine) => cosine < weak_cosine,
                 None => coverage < WEAK_COVERAGE,
             };
         Evidence {

@@ -35,7 +35,7 @@ fn small_vault(dir: &std::path::Path) -> PathBuf {
 
 #[test]
 fn each_topic_gets_one_question_from_its_own_passages() {
-    let model_path = quire_embed::default_model_path();
+    let model_path = quire_embed::default_e5_path();
     if !model_path.exists() {
         eprintln!(
             "skipped: no embedding model at {} (scripts/fetch-model.sh)",

@@ -204,13 +204,20 @@ pub trait Embedder: Send + Sync {
     fn embed_query(&self, text: &str) -> Result<Vec<f32>, EmbedError>;
 }
 
-/// Where `scripts/fetch-model.sh` puts the default model: `$QUIRE_MODEL` if set, else
-/// [`default_e5_path`].
+/// The default model: `$QUIRE_MODEL` if set, else EmbeddingGemma-300M where
+/// `scripts/fetch-model.sh gemma` put it ([`default_gemma_path`]). A machine that has only
+/// multilingual-e5-small (fetched before EmbeddingGemma became the default) keeps using it until
+/// EmbeddingGemma is fetched; the index then re-embeds, as for any change of model.
 pub fn default_model_path() -> PathBuf {
     if let Some(p) = std::env::var_os("QUIRE_MODEL") {
         return PathBuf::from(p);
     }
-    default_e5_path()
+    let gemma = default_gemma_path();
+    let e5 = default_e5_path();
+    if !gemma.exists() && e5.exists() {
+        return e5;
+    }
+    gemma
 }
 
 /// A model as a user names it (`--model`, `[embedding] model` in `.quire/config.toml`):

@@ -7,7 +7,7 @@
 
 #![allow(clippy::unwrap_used)] // tests and benches stop at the first surprise
 
-use quire_embed::{E5Model, Embedder, Precision, amx_active, default_model_path, dot, set_amx};
+use quire_embed::{E5Model, Embedder, Precision, amx_active, default_e5_path, dot, set_amx};
 
 /// Words of each passage: 70 to 700 (one longer than a 512-token window, none a multiple of
 /// 32 tokens), and one of 41, under the 64 tokens from which the tiles are used.
@@ -37,7 +37,7 @@ fn embed(model: &E5Model, texts: &[&str]) -> Vec<Vec<f32>> {
 
 #[test]
 fn tile_and_vnni_paths_match_the_f32_path() {
-    let path = default_model_path();
+    let path = default_e5_path();
     assert!(
         path.exists(),
         "model missing at {}: run scripts/fetch-model.sh",

@@ -6,12 +6,12 @@
 
 use std::sync::OnceLock;
 
-use quire_embed::{E5Model, Embedder, default_model_path, dot};
+use quire_embed::{E5Model, Embedder, default_e5_path, dot};
 
 fn model() -> &'static E5Model {
     static MODEL: OnceLock<E5Model> = OnceLock::new();
     MODEL.get_or_init(|| {
-        let path = default_model_path();
+        let path = default_e5_path();
         assert!(
             path.exists(),
             "model missing at {}: run scripts/fetch-model.sh",
@@ -138,7 +138,7 @@ fn corpus_texts(set: &str, n: usize) -> Vec<String> {
 /// embedding space).
 #[test]
 fn int8_vectors_equal_the_f32_path_on_real_text() {
-    let f32_model = E5Model::load_with(&default_model_path(), quire_embed::Precision::F32).unwrap();
+    let f32_model = E5Model::load_with(&default_e5_path(), quire_embed::Precision::F32).unwrap();
     let mut texts = corpus_texts("scifact", 24);
     for lang in ["ru", "zh", "ar", "hi", "de"] {
         texts.extend(corpus_texts(&format!("xquad/{lang}"), 4));

@@ -8,14 +8,14 @@ use std::fs;
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
-use quire_embed::{E5Model, EmbedError, Embedder, EmbeddingSpace, default_model_path};
+use quire_embed::{E5Model, EmbedError, Embedder, EmbeddingSpace, default_e5_path};
 use quire_index::{IndexError, IndexLocation, Store, SyncOptions, sync};
 
 fn model() -> Arc<dyn Embedder> {
     static MODEL: OnceLock<Arc<E5Model>> = OnceLock::new();
     MODEL
         .get_or_init(|| {
-            let path = default_model_path();
+            let path = default_e5_path();
             assert!(
                 path.exists(),
                 "model missing at {}: run scripts/fetch-model.sh",

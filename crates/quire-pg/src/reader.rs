@@ -181,7 +181,13 @@ impl PgSearcher {
                     retrieval::Embed::Passage => retrieval::one_passage(embedder, text),
                 }
             };
-            retrieval::search(snapshot, &embed, request)
+            let calibration = snapshot
+                .space
+                .as_ref()
+                .map_or(quire_embed::Calibration::E5_SMALL, |s| s.calibration());
+            let mut request = request.clone();
+            request.fusion = request.fusion.for_model(&calibration);
+            retrieval::search(snapshot, &embed, &request)
         })
     }
 
@@ -544,6 +550,14 @@ impl AnswerIndex for PgSearcher {
 
     fn default_mode(&self) -> Result<Mode, SearchError> {
         Ok(PgSearcher::default_mode(self)?)
+    }
+
+    fn calibration(&self) -> Result<quire_embed::Calibration, SearchError> {
+        self.snapshot(|s| {
+            Ok(s.space
+                .as_ref()
+                .map_or(quire_embed::Calibration::E5_SMALL, |s| s.calibration()))
+        })
     }
 
     fn generation(&self) -> Result<u64, SearchError> {

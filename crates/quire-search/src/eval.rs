@@ -142,7 +142,12 @@ pub fn evaluate(
     variants: &[(String, Fusion)],
     written: &HashMap<String, String>,
 ) -> Result<EvalReport, SearchError> {
-    let mut hybrids: Vec<(String, Fusion)> = vec![("hybrid".to_string(), Fusion::default())];
+    // The default fusion with the semantic weight measured for this model.
+    let default =
+        Fusion::default().for_model(&embedder.map_or(quire_embed::Calibration::E5_SMALL, |e| {
+            e.space().calibration()
+        }));
+    let mut hybrids: Vec<(String, Fusion)> = vec![("hybrid".to_string(), default)];
     hybrids.extend(
         variants
             .iter()
@@ -227,7 +232,7 @@ pub fn evaluate(
                 let vector = nearest(&crate::fusion::rocchio(&q, &[&written_vector], 1.0));
                 let took = ms(started);
                 runs.push(("vector[hyde]".to_string(), keys(&vector), took));
-                let ranked = fuse_documents(&lexical, &vector, Fusion::default());
+                let ranked = fuse_documents(&lexical, &vector, default);
                 runs.push(("hybrid[q2d]".to_string(), ranked, took));
             }
         }

@@ -149,6 +149,23 @@ pub fn rocchio(query: &[f32], feedback: &[&[f32]], weight: f32) -> Vec<f32> {
 /// (the findability test caught it). The semantic weight was read off a curve (0.5 … 0.8): the
 /// paraphrase set is flat from 0.6 up, SciFact falls from 0.5 on; 0.6 is the lowest weight on
 /// the paraphrase plateau.
+impl Fusion {
+    /// The default fusion with the semantic weight measured for the model whose vectors are
+    /// searched ([`quire_embed::Calibration`]); any other fusion as it is.
+    pub fn for_model(self, calibration: &quire_embed::Calibration) -> Fusion {
+        if self != Fusion::default() {
+            return self;
+        }
+        Fusion {
+            method: Method::Convex {
+                norm: Norm::ZScoreUnion,
+                semantic: calibration.semantic_weight,
+            },
+            ..self
+        }
+    }
+}
+
 impl Default for Fusion {
     fn default() -> Self {
         Fusion {

@@ -328,6 +328,13 @@ impl Searcher {
             .and_then(|s| serde_json::from_str(&s).ok()))
     }
 
+    /// The thresholds measured for the model of the stored vectors (e5-small's without any).
+    pub fn calibration(&self) -> Result<quire_embed::Calibration, SearchError> {
+        Ok(self
+            .space()?
+            .map_or(quire_embed::Calibration::E5_SMALL, |s| s.calibration()))
+    }
+
     /// The mode of a search that names none: hybrid when a model is loaded and the index has
     /// embeddings, else BM25 (so a vault indexed without the model still answers).
     pub fn default_mode(&self) -> Result<Mode, SearchError> {
@@ -585,7 +592,9 @@ impl Searcher {
                 retrieval::Embed::Passage => retrieval::one_passage(embedder, text),
             }
         };
-        retrieval::search(self, &embed, request)
+        let mut request = request.clone();
+        request.fusion = request.fusion.for_model(&self.calibration()?);
+        retrieval::search(self, &embed, &request)
     }
 
     /// [`Searcher::search`] with the query's vector given instead of embedded from
@@ -595,6 +604,9 @@ impl Searcher {
         request: &SearchRequest,
         vector: &[f32],
     ) -> Result<SearchResults, SearchError> {
+        let mut request = request.clone();
+        request.fusion = request.fusion.for_model(&self.calibration()?);
+        let request = &request;
         retrieval::search(
             self,
             &|text: &str, kind: retrieval::Embed| match kind {
@@ -752,6 +764,10 @@ impl AnswerIndex for Searcher {
 
     fn default_mode(&self) -> Result<Mode, SearchError> {
         Searcher::default_mode(self)
+    }
+
+    fn calibration(&self) -> Result<quire_embed::Calibration, SearchError> {
+        Searcher::calibration(self)
     }
 
     fn generation(&self) -> Result<u64, SearchError> {

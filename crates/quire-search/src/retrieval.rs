@@ -417,6 +417,9 @@ pub trait AnswerIndex {
         texts: &[&str],
         keys: &[ChunkKey],
     ) -> Result<Option<crate::CosineRows>, SearchError>;
+    /// The thresholds of the model whose vectors this index holds (multilingual-e5-small's
+    /// when it holds none).
+    fn calibration(&self) -> Result<quire_embed::Calibration, SearchError>;
     /// The local index's searcher, when this is one (the tree descent reads its store).
     fn local(&self) -> Option<&crate::Searcher> {
         None

@@ -7,14 +7,14 @@
 
 use std::sync::{Arc, OnceLock};
 
-use quire_embed::{E5Model, Embedder, default_model_path};
+use quire_embed::{E5Model, Embedder, default_e5_path};
 use quire_index::{AnnRefresh, AnnSettings, Filter, IndexLocation, SyncOptions, sync};
 use quire_search::{Mode, SearchRequest, Searcher};
 
 fn model() -> Arc<dyn Embedder> {
     static MODEL: OnceLock<Arc<E5Model>> = OnceLock::new();
     MODEL
-        .get_or_init(|| Arc::new(E5Model::load(&default_model_path()).unwrap()))
+        .get_or_init(|| Arc::new(E5Model::load(&default_e5_path()).unwrap()))
         .clone()
 }
 

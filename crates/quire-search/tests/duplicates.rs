@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use quire_embed::{E5Model, Embedder, default_model_path};
+use quire_embed::{E5Model, Embedder, default_e5_path};
 use quire_index::{IndexLocation, SyncOptions, sync};
 use quire_search::Searcher;
 use quire_search::duplicates::{DEFAULT_MIN_OVERLAP, DEFAULT_THRESHOLD};
@@ -68,8 +68,8 @@ fn pair(a: &str, b: &str) -> (String, String) {
 
 #[test]
 fn near_copies_are_flagged_and_notes_sharing_a_template_are_not() {
-    let model = E5Model::load(&default_model_path())
-        .expect("the embedding model: run scripts/fetch-model.sh");
+    let model =
+        E5Model::load(&default_e5_path()).expect("the embedding model: run scripts/fetch-model.sh");
     let model: Arc<dyn Embedder> = Arc::new(model);
 
     // The sample vault: 14 daily notes from one template, and two planted copies (one of them

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use quire_embed::{E5Model, Embedder, default_model_path};
+use quire_embed::{E5Model, Embedder, default_e5_path};
 use quire_index::{IndexLocation, SyncOptions, sync};
 use quire_search::{Mode, SearchRequest, Searcher};
 use quire_vault::{OpenOptions, Vault};
@@ -78,7 +78,7 @@ fn every_note_of_the_four_vaults_is_found_by_its_title_in_words() {
 
 #[test]
 fn notes_of_properties_only_are_found_by_meaning_and_have_similar_notes() {
-    let path = default_model_path();
+    let path = default_e5_path();
     assert!(
         path.exists(),
         "model missing at {}: run scripts/fetch-model.sh",

@@ -6,12 +6,12 @@
 
 use std::sync::Arc;
 
-use quire_embed::{E5Model, Embedder, default_model_path};
+use quire_embed::{E5Model, Embedder, default_e5_path};
 use quire_index::{IndexLocation, SyncOptions, sync};
 use quire_search::{Mode, SearchRequest, Searcher};
 
 fn kepano() -> (tempfile::TempDir, Searcher) {
-    let path = default_model_path();
+    let path = default_e5_path();
     assert!(
         path.exists(),
         "model missing at {}: run scripts/fetch-model.sh",

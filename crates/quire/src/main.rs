@@ -195,9 +195,10 @@ enum Command {
     /// flagged; neither are notes with fewer than 8 word pairs of their own (an unfilled
     /// template). Pairs come largest overlap first.
     Duplicates {
-        /// Cosine of the note vectors a pair needs to be looked at.
-        #[arg(long, default_value_t = quire_search::duplicates::DEFAULT_THRESHOLD)]
-        threshold: f32,
+        /// Cosine of the note vectors a pair needs to be looked at (default: the one measured for
+        /// the index's model: 0.90 for e5-small, 0.80 for EmbeddingGemma).
+        #[arg(long)]
+        threshold: Option<f32>,
         /// Jaccard overlap of the two notes' own text (0 to 1) a pair needs to be flagged.
         #[arg(long, default_value_t = quire_search::duplicates::DEFAULT_MIN_OVERLAP)]
         min_overlap: f32,

@@ -112,12 +112,16 @@ pub(crate) fn similar(cli: &Cli, note: &str, k: usize, out: &mut String) -> Resu
 
 pub(crate) fn duplicates(
     cli: &Cli,
-    threshold: f32,
+    threshold: Option<f32>,
     min_overlap: f32,
     limit: usize,
     out: &mut String,
 ) -> Result<ExitCode> {
     let searcher = open_searcher(cli, load_embedder(cli)?)?;
+    let threshold = match threshold {
+        Some(t) => t,
+        None => searcher.calibration()?.duplicate_cosine,
+    };
     let pairs = searcher
         .duplicates(threshold, min_overlap, limit)
         .map_err(|e| needs_vectors(cli, e))?;

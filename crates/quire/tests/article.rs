@@ -63,7 +63,7 @@ impl Setup {
 
 /// The local embedding model, or `None` (the caller skips) when it has not been fetched.
 fn embedding_model() -> Option<PathBuf> {
-    let model = quire_embed::default_model_path();
+    let model = quire_embed::default_e5_path();
     if model.exists() {
         Some(model)
     } else {

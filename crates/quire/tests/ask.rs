@@ -655,7 +655,7 @@ fn config_shows_the_effective_provider_but_never_the_key() {
 
 #[test]
 fn questions_over_a_folder_with_the_local_model() {
-    let model = quire_embed::default_model_path();
+    let model = quire_embed::default_e5_path();
     if !model.exists() {
         eprintln!(
             "skipped: no embedding model at {} (scripts/fetch-model.sh)",

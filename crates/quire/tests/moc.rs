@@ -53,7 +53,7 @@ impl Fixture {
 fn local_model() -> Option<PathBuf> {
     let model = std::env::var_os("QUIRE_MODEL")
         .map(PathBuf::from)
-        .unwrap_or_else(quire_embed::default_model_path);
+        .unwrap_or_else(quire_embed::default_e5_path);
     if model.exists() {
         Some(model)
     } else {
