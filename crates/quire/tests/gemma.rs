@@ -1,0 +1,113 @@
+//! The default embedding model, EmbeddingGemma-300M, through the CLI on a copy of a real vault:
+//! a first index killed after its first batch of vectors resumes without embedding those again,
+//! questions in other words (and another language) than their notes find them, and the
+//! thresholds read off the model's calibration. Needs the model (`scripts/fetch-model.sh gemma`,
+//! run by `scripts/test.sh` and CI).
+
+#![allow(clippy::unwrap_used)] // tests stop at the first surprise
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn gemma() -> PathBuf {
+    let path = quire_embed::default_gemma_path();
+    assert!(
+        path.exists(),
+        "EmbeddingGemma missing at {}: run scripts/fetch-model.sh gemma",
+        path.display()
+    );
+    path
+}
+
+/// `quire` on the vault with the default model: no `QUIRE_MODEL`, the fetched EmbeddingGemma.
+fn quire(vault: &Path, index: &Path) -> Command {
+    let mut c = quire_testkit::quire(env!("CARGO_BIN_EXE_quire"), vault, index);
+    c.env_remove("QUIRE_MODEL");
+    c
+}
+
+#[test]
+fn default_model_indexes_resumes_and_finds_notes_by_meaning() {
+    gemma();
+    let dir = tempfile::tempdir().unwrap();
+    let vault = dir.path().join("vault");
+    let index = dir.path().join("index");
+    quire_testkit::copy_tree(
+        &quire_testkit::corpora().join("vaults/kepano-obsidian/vault"),
+        &vault,
+    );
+
+    // Killed right after the first batch of vectors is stored.
+    let killed = quire(&vault, &index)
+        .env("QUIRE_FAILPOINT", "after_embed_batch")
+        .args(["--json", "index"])
+        .output()
+        .unwrap();
+    assert!(!killed.status.success(), "the failpoint aborts the run");
+    let first = quire_testkit::json(
+        &quire(&vault, &index)
+            .args(["--json", "index"])
+            .output()
+            .unwrap(),
+    );
+    let chunks = first["chunks_total"].as_u64().unwrap_or(0);
+    let embedded = first["chunks_embedded"].as_u64().unwrap();
+    assert!(chunks > 100, "{first}");
+    // The 32 vectors of the killed run's batch were kept; only the rest were embedded.
+    assert!(embedded <= chunks - 32 && embedded > 0, "{first}");
+
+    // The index is in EmbeddingGemma's space.
+    let status = quire_testkit::json(
+        &quire(&vault, &index)
+            .args(["--json", "status"])
+            .output()
+            .unwrap(),
+    );
+    assert!(status.to_string().contains("embeddinggemma"), "{status}");
+
+    // Questions in the user's own words, one in German (held-out questions of
+    // eval/answerability/near.jsonl, not used to choose any setting).
+    let questions = [
+        (
+            "Which sock brand did I say costs about four times as much as cheap socks but pays for itself?",
+            "Clippings/Buy wisely.md",
+        ),
+        (
+            "In the list of birthday advice I clipped, what is being enthusiastic supposedly worth?",
+            "Clippings/68 Bits of Unsolicited Advice.md",
+        ),
+        (
+            "Could I make my summer stone-fruit tart with pears instead?",
+            "References/Brown butter nectarine tart.md",
+        ),
+        (
+            "Wann habe ich Futurama zuletzt gesehen, und wie habe ich die Serie bewertet?",
+            "References/Futurama.md",
+        ),
+    ];
+    for (question, note) in questions {
+        let found = quire_testkit::json(
+            &quire(&vault, &index)
+                .args(["--json", "search", question, "-k", "3"])
+                .output()
+                .unwrap(),
+        );
+        let paths: Vec<&str> = found["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|r| r["path"].as_str())
+            .collect();
+        assert!(paths.contains(&note), "{question}: {paths:?}");
+    }
+
+    // Duplicates read their default threshold off the model's calibration.
+    let dups = quire_testkit::json(
+        &quire(&vault, &index)
+            .args(["--json", "duplicates"])
+            .output()
+            .unwrap(),
+    );
+    let threshold = dups["threshold"].as_f64().unwrap();
+    assert!((threshold - 0.80).abs() < 1e-6, "{dups}");
+}
