@@ -64,6 +64,9 @@ pub struct SearchNotesArgs {
     pub since: Option<String>,
     /// Only notes dated on or before this day, `YYYY-MM-DD`.
     pub until: Option<String>,
+    /// Add to each note why it ranked where it did (`explain`: its BM25 and vector ranks and
+    /// scores, the fused score, the section that carried it). Default false.
+    pub explain: Option<bool>,
 }
 
 /// The arguments of `get_note`.

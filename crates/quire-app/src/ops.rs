@@ -117,6 +117,7 @@ pub fn search_notes(live: &Live, args: SearchNotesArgs) -> Result<Json, AppError
         args.until,
     )
     .map_err(|message| AppError::bad_arguments(SEARCH_NOTES, message))?;
+    request.explain = args.explain.unwrap_or(false);
     let results = live.search(INDEX_WAIT, args.mode.map(Into::into), request)?;
     let mut value = serde_json::to_value(&results).unwrap_or_default();
     value["hint"] = if results.results.is_empty() {

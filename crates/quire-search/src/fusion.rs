@@ -149,6 +149,39 @@ pub fn rocchio(query: &[f32], feedback: &[&[f32]], weight: f32) -> Vec<f32> {
 /// (the findability test caught it). The semantic weight was read off a curve (0.5 … 0.8): the
 /// paraphrase set is flat from 0.6 up, SciFact falls from 0.5 on; 0.6 is the lowest weight on
 /// the paraphrase plateau.
+/// The fusion in the syntax `QUIRE_FUSION` and `quire eval` take (`zu:0.8`, `rrf:v=2+notes`).
+impl std::fmt::Display for Fusion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.method {
+            Method::Rrf {
+                k,
+                lexical,
+                semantic,
+            } => write!(f, "rrf:k={k},v={},l={lexical}", semantic)?,
+            Method::GatedRrf { k } => write!(f, "gate:k={k}")?,
+            Method::Convex { norm, semantic } => {
+                let name = match norm {
+                    Norm::MinMax => "mm",
+                    Norm::ZScore => "z",
+                    Norm::ZScoreUnion => "zu",
+                    Norm::TopScaled => "top",
+                };
+                write!(f, "{name}:{semantic}")?
+            }
+        }
+        if self.notes {
+            f.write_str("+notes")?;
+        }
+        if self.centroid {
+            f.write_str("+centroid")?;
+        }
+        if self.prf > 0.0 {
+            write!(f, "+prf={}", self.prf)?;
+        }
+        Ok(())
+    }
+}
+
 impl Fusion {
     /// The default fusion with the semantic weight measured for the model whose vectors are
     /// searched ([`quire_embed::Calibration`]); any other fusion as it is.

@@ -134,6 +134,8 @@ pub struct SearchRequest {
     /// by it, the vector side the normalised mean of the query's vector and the passage's
     /// (embedded as a passage). Snippets still highlight the query's own words.
     pub expansion: Option<String>,
+    /// Say why each note ranked where it did ([`NoteHit::explain`]).
+    pub explain: bool,
 }
 
 impl SearchRequest {
@@ -148,6 +150,7 @@ impl SearchRequest {
             sections_per_note: 3,
             fusion: fusion::Fusion::default(),
             expansion: None,
+            explain: false,
         }
     }
 }
@@ -189,6 +192,32 @@ pub struct NoteHit {
     pub score: f32,
     /// Its best chunks, best first, at most `sections_per_note`.
     pub sections: Vec<SectionHit>,
+    /// Why it ranked where it did, when the request asked ([`SearchRequest::explain`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explain: Option<Explanation>,
+}
+
+/// Why a note ranked where it did: where each retriever put it, and the fused score.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Explanation {
+    /// The note's rank among the notes of the BM25 ranking (1 = first; by its best chunk), and
+    /// that chunk's BM25 score; `None` when BM25 did not find it (or did not run).
+    pub bm25_rank: Option<usize>,
+    /// See `bm25_rank`.
+    pub bm25_score: Option<f32>,
+    /// The note's rank among the notes of the vector ranking, and its best chunk's cosine
+    /// similarity to the query; `None` when the vector search did not find it (or did not run).
+    pub vector_rank: Option<usize>,
+    /// See `vector_rank`.
+    pub vector_similarity: Option<f32>,
+    /// The score the note was ranked by (the fused one in hybrid mode).
+    pub score: f32,
+    /// The chunk that carried the note (its best section).
+    pub chunk_id: String,
+    /// That chunk's headings, outermost first.
+    pub heading_path: Vec<String>,
+    /// How the rankings were combined (`zu:0.8`: z-scores of both lists, 80% vector).
+    pub fusion: String,
 }
 
 /// The answer to a [`SearchRequest`].

@@ -147,12 +147,33 @@ pub fn search(
     };
     // A note's own fused score, when fusion ranks notes rather than chunks.
     let mut note_scores: HashMap<String, f32> = HashMap::new();
+    // Each retriever's note ranking (rank, best chunk's score), kept for `explain`.
+    let mut bm25_notes: HashMap<String, (usize, f32)> = HashMap::new();
+    let mut vector_notes: HashMap<String, (usize, f32)> = HashMap::new();
+    let keep = |list: &[(ChunkKey, f32)], into: &mut HashMap<String, (usize, f32)>| {
+        if request.explain {
+            for (key, score) in list {
+                let next = into.len() + 1;
+                into.entry(key.path.clone()).or_insert((next, *score));
+            }
+        }
+    };
     let ranked: Vec<(ChunkKey, f32)> = match request.mode {
-        Mode::Bm25 => bm25()?,
-        Mode::Vector => index.semantic(query()?, want, allowed.as_ref())?,
+        Mode::Bm25 => {
+            let lexical = bm25()?;
+            keep(&lexical, &mut bm25_notes);
+            lexical
+        }
+        Mode::Vector => {
+            let semantic = index.semantic(query()?, want, allowed.as_ref())?;
+            keep(&semantic, &mut vector_notes);
+            semantic
+        }
         Mode::Hybrid => {
             let lexical = bm25()?;
             let semantic = index.semantic(query()?, want, allowed.as_ref())?;
+            keep(&lexical, &mut bm25_notes);
+            keep(&semantic, &mut vector_notes);
             let centroid = if request.fusion.notes && request.fusion.centroid {
                 Some(index.note_ranking(query()?, want, allowed.as_ref())?)
             } else {
@@ -214,6 +235,7 @@ pub fn search(
                 .copied()
                 .unwrap_or_else(|| sections.first().map_or(0.0, |(_, s)| *s)),
             sections: Vec::new(),
+            explain: None,
         };
         for (_, score) in sections {
             let Some(Some(chunk)) = rows.next() else {
@@ -236,6 +258,26 @@ pub fn search(
                 snippet,
                 highlights,
                 score: *score,
+            });
+        }
+        if request.explain
+            && let Some(best) = hit.sections.first()
+        {
+            let (bm25_rank, bm25_score) = bm25_notes.get(path).copied().unzip();
+            let (vector_rank, vector_similarity) = vector_notes.get(path).copied().unzip();
+            hit.explain = Some(crate::Explanation {
+                bm25_rank,
+                bm25_score,
+                vector_rank,
+                vector_similarity,
+                score: hit.score,
+                chunk_id: best.chunk_id.clone(),
+                heading_path: best.heading_path.clone(),
+                fusion: match request.mode {
+                    Mode::Hybrid => request.fusion.to_string(),
+                    Mode::Bm25 => "bm25 only".into(),
+                    Mode::Vector => "vector only".into(),
+                },
             });
         }
         notes.push(hit);

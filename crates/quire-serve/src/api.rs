@@ -148,10 +148,21 @@ pub(crate) async fn search(
         text_param(&params, "until", MAX_PARAM_CHARS)?,
     )
     .map_err(ApiError::bad_request)?;
+    let explain = match params.get("explain").map(String::as_str) {
+        None | Some("" | "false" | "0") => false,
+        Some("true" | "1") => true,
+        Some(other) => {
+            return Err(ApiError::bad_request(format!(
+                "`explain` is true or false, not `{}`",
+                other.chars().take(40).collect::<String>()
+            )));
+        }
+    };
     blocking(move || {
         let mut request = SearchRequest::new(q);
         request.k = k as usize;
         request.filter = filter;
+        request.explain = explain;
         let results = state.live.search(INDEX_WAIT, mode, request)?;
         let value = serde_json::to_value(results)
             .map_err(|e| ApiError::internal(format!("cannot serialize the results: {e}")))?;

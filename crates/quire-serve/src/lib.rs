@@ -4,7 +4,7 @@
 //! | route | answers |
 //! |---|---|
 //! | `GET /` | the web page (HTML, CSS and JS embedded in the binary, no build step) |
-//! | `GET /api/search?q=&k=&mode=&folder=&tag=` | notes, best first, with their best sections |
+//! | `GET /api/search?q=&k=&mode=&folder=&tag=&explain=` | notes, best first, with their best sections (and, with `explain=true`, why each ranked where it did) |
 //! | `GET /api/notes/{path}?lines=A-B` or `?heading=H1/H2` | a note's current text from disk |
 //! | `GET /api/outline/{path}` | a note's heading tree with line ranges |
 //! | `GET /api/similar/{path}?k=` | similar notes (vectors), backlinks, outgoing links |

@@ -177,6 +177,10 @@ enum Command {
         mode: Option<quire_search::Mode>,
         #[command(flatten)]
         filter: common::FilterArgs,
+        /// Say why each note ranked where it did: its BM25 rank and score, its vector rank and
+        /// similarity, the fused score and the section that carried it.
+        #[arg(long)]
+        explain: bool,
     },
     /// Notes most similar to NOTE (from the index's vectors; no new embedding calls).
     Similar {
@@ -406,6 +410,7 @@ fn run(cli: &Cli, out: &mut String) -> Result<ExitCode> {
             k,
             mode,
             filter,
+            explain,
         } => search::search(
             cli,
             search::SearchFlags {
@@ -413,6 +418,7 @@ fn run(cli: &Cli, out: &mut String) -> Result<ExitCode> {
                 k: *k,
                 mode: *mode,
                 filter,
+                explain: *explain,
             },
             out,
         ),

@@ -20,6 +20,7 @@ pub(crate) struct SearchFlags<'a> {
     pub k: usize,
     pub mode: Option<Mode>,
     pub filter: &'a crate::common::FilterArgs,
+    pub explain: bool,
 }
 
 pub(crate) fn search(cli: &Cli, flags: SearchFlags<'_>, out: &mut String) -> Result<ExitCode> {
@@ -36,6 +37,7 @@ pub(crate) fn search(cli: &Cli, flags: SearchFlags<'_>, out: &mut String) -> Res
         None => searcher.default_mode()?,
     };
     request.filter = flags.filter.filter()?;
+    request.explain = flags.explain;
     let results = searcher.search(&request)?;
     if cli.json {
         print_json(out, &results);
@@ -64,6 +66,25 @@ fn render_results(out: &mut String, query: &str, vault_name: &str, results: &Sea
             note.score
         );
         outln!(out, "   {}", obsidian_uri(vault_name, &note.path));
+        if let Some(e) = &note.explain {
+            let side = |rank: Option<usize>, score: Option<f32>, what: &str| match (rank, score) {
+                (Some(r), Some(s)) => format!("{what} #{r} ({s:.3})"),
+                _ => format!("{what} —"),
+            };
+            outln!(
+                out,
+                "   why: {}, {}, fused {:.3} ({}) by {}",
+                side(e.bm25_rank, e.bm25_score, "bm25"),
+                side(e.vector_rank, e.vector_similarity, "vector"),
+                e.score,
+                e.fusion,
+                if e.heading_path.is_empty() {
+                    e.chunk_id.clone()
+                } else {
+                    e.heading_path.join(" > ")
+                }
+            );
+        }
         for s in &note.sections {
             outln!(
                 out,

@@ -101,6 +101,51 @@ fn default_model_indexes_resumes_and_finds_notes_by_meaning() {
         assert!(paths.contains(&note), "{question}: {paths:?}");
     }
 
+    // --explain says where each retriever put a note; the fusion is EmbeddingGemma's (80% vector).
+    let explained = quire_testkit::json(
+        &quire(&vault, &index)
+            .args([
+                "--json",
+                "search",
+                "cost per use of socks",
+                "-k",
+                "3",
+                "--explain",
+            ])
+            .output()
+            .unwrap(),
+    );
+    let first = &explained["results"][0];
+    let why = &first["explain"];
+    assert_eq!(why["fusion"], "zu:0.8", "{explained}");
+    assert_eq!(
+        why["chunk_id"], first["sections"][0]["chunk_id"],
+        "{explained}"
+    );
+    assert!(
+        why["vector_rank"].as_u64().is_some_and(|r| r >= 1),
+        "{explained}"
+    );
+    assert!(
+        why["vector_similarity"]
+            .as_f64()
+            .is_some_and(|s| s > 0.3 && s <= 1.0),
+        "{explained}"
+    );
+    assert!(
+        why["bm25_rank"].as_u64().is_some_and(|r| r >= 1),
+        "{explained}"
+    );
+    assert!((why["score"].as_f64().unwrap() - first["score"].as_f64().unwrap()).abs() < 1e-6);
+    // Without the flag, no explanation.
+    let plain = quire_testkit::json(
+        &quire(&vault, &index)
+            .args(["--json", "search", "cost per use of socks", "-k", "3"])
+            .output()
+            .unwrap(),
+    );
+    assert!(plain["results"][0].get("explain").is_none(), "{plain}");
+
     // Duplicates read their default threshold off the model's calibration.
     let dups = quire_testkit::json(
         &quire(&vault, &index)
