@@ -25,7 +25,8 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use quire_index::store::ChunkRow;
 use serde::Serialize;
 
-/// Default cosine a pair's note vectors need to be looked at (`quire duplicates --threshold`).
+/// The default cosine threshold for multilingual-e5-small (other models: their
+/// [`quire_embed::Calibration::duplicate_cosine`]).
 pub const DEFAULT_THRESHOLD: f32 = 0.90;
 /// Default Jaccard overlap of the two notes' own text (`quire duplicates --min-overlap`).
 pub const DEFAULT_MIN_OVERLAP: f32 = 0.4;
