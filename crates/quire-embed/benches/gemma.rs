@@ -12,7 +12,7 @@
 
 use std::time::Instant;
 
-use quire_embed::{Embedder, default_e5_path, default_gemma_path, load_local};
+use quire_embed::{default_e5_path, default_gemma_path, load_local};
 
 fn median(mut xs: Vec<f64>) -> f64 {
     xs.sort_by(f64::total_cmp);
