@@ -76,6 +76,18 @@ def main():
             if part == "all":
                 for t in thresholds:
                     report(sub, lambda e, t=t: (e.get(key) or 0) < t, f"{key} < {t}")
+                if mode == "vectors":
+                    # Either signal weak: the passages are not close in meaning, or they lack
+                    # too many of the question's own words.
+                    for c in (0.40, 0.42, 0.45, 0.48):
+                        for w in (0.4, 0.5, 0.6, 0.67, 0.75):
+                            report(sub, lambda e, c=c, w=w: (e.get("best_cosine") or 0) < c
+                                   or (e.get("coverage") or 0) < w, f"cos<{c} or cov<{w}")
+    if os.environ.get("QUIRE_DUMP"):
+        with open(os.environ["QUIRE_DUMP"], "w", encoding="utf-8") as f:
+            for mode, got in results.items():
+                for r, e in got:
+                    f.write(json.dumps({"mode": mode, **r, "evidence": e}, ensure_ascii=False) + "\n")
 
 
 def report(got, flagged, label):

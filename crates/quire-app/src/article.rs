@@ -364,6 +364,7 @@ impl Article {
             self.calibration().weak_answer_cosine,
         );
         Ok(FrozenContext {
+            lead: Vec::new(),
             report: RetrievalReport {
                 query: question.to_string(),
                 mode,
@@ -714,7 +715,7 @@ mod tests {
 
     #[test]
     fn the_offline_wording_speaks_of_the_article() {
-        let text = quire_assist::ask::extractive_answer(&[]);
+        let text = quire_assist::ask::extractive_answer(&[], &[]);
         assert!(
             about_the_article(&text).contains("the passages of the article"),
             "quire_assist's wording changed: {text}"

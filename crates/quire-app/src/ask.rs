@@ -111,6 +111,9 @@ pub fn ask_context(
     frozen.report.notes.extend(expanded);
     frozen.report.expansion = retrieval.expansion.clone();
     frozen.evidence = Some(evidence_of(searcher, request.question, &frozen)?);
+    if request.model.is_none() {
+        frozen.lead = lead_of(searcher, request.question, &frozen)?;
+    }
     let descend_now = match (request.retriever, request.model) {
         (Retriever::Hybrid, _) => false,
         (Retriever::Tree, None) => {
@@ -196,7 +199,28 @@ pub fn ask_context(
     frozen.report.retriever = request.retriever;
     frozen.report.descent = Some(trace);
     frozen.evidence = Some(evidence_of(searcher, request.question, &frozen)?);
+    if request.model.is_none() {
+        frozen.lead = lead_of(searcher, request.question, &frozen)?;
+    }
     Ok(frozen)
+}
+
+/// The sentences an extractive answer leads with: those of its quoted passages closest in
+/// meaning to the question (none without a model to rank them, or when the evidence is weak).
+fn lead_of(
+    searcher: &dyn AnswerIndex,
+    question: &str,
+    frozen: &FrozenContext,
+) -> Result<Vec<quire_assist::lead::LeadSentence>, AppError> {
+    if frozen.evidence.is_some_and(|e| e.weak) {
+        return Ok(Vec::new());
+    }
+    let candidates = quire_assist::lead::candidates(&frozen.passages);
+    let texts: Vec<&str> = candidates.iter().map(|c| c.sentence.as_str()).collect();
+    Ok(match searcher.sentence_scores(question, &texts)? {
+        Some(scores) => quire_assist::lead::pick(candidates, &scores),
+        None => Vec::new(),
+    })
 }
 
 /// Whether the frozen passages seem to answer the question (best cosine, term coverage).

@@ -222,6 +222,7 @@ impl Conversation {
             passages,
             report,
             evidence,
+            lead,
         } = context;
         let (turn, new) = self.number(passages);
         if turn.is_empty() && self.sources.is_empty() {
@@ -242,7 +243,7 @@ impl Conversation {
             let weak = evidence.filter(|e| e.weak);
             let text = match &weak {
                 Some(evidence) => not_covered_answer(&turn, evidence),
-                None => extractive_answer(&turn),
+                None => extractive_answer(&turn, &lead),
             };
             on_text(&text);
             // Offline turns are remembered too: the next follow-up is searched with this
@@ -421,12 +422,34 @@ pub fn not_covered_answer(sources: &[Source], evidence: &Evidence) -> String {
     text
 }
 
-/// The offline answer: the best passages quoted as written, each under its source header.
-pub fn extractive_answer(sources: &[Source]) -> String {
+/// The offline answer: the sentences closest to the question first (`lead`, when a model ranked
+/// them), then the best passages quoted as written, each under its source header.
+pub fn extractive_answer(sources: &[Source], lead: &[crate::lead::LeadSentence]) -> String {
     let mut text = String::from(
         "Extractive answer (no language model is configured): the passages of your notes that \
          best match the question, quoted as written. Nothing here is generated.\n",
     );
+    let led: Vec<String> = lead
+        .iter()
+        .filter_map(|l| {
+            let source = sources
+                .iter()
+                .find(|s| s.passage.path == l.path && s.passage.chunk_id == l.chunk_id)?;
+            Some(format!(
+                "> {} [{}] ({}:{})\n",
+                l.sentence.replace('\n', " "),
+                source.id,
+                l.path,
+                l.line
+            ))
+        })
+        .collect();
+    if !led.is_empty() {
+        text.push_str("\nThe sentences closest to the question:\n");
+        for line in led {
+            text.push_str(&line);
+        }
+    }
     quote_sources(&mut text, sources);
     text
 }

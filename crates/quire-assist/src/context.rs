@@ -337,6 +337,10 @@ pub struct FrozenContext {
     pub report: RetrievalReport,
     /// Whether the passages seem to answer the question at all (set by the ask flow).
     pub evidence: Option<crate::evidence::Evidence>,
+    /// The sentences of the passages closest in meaning to the question, best first (set by the
+    /// ask flow when the answer will be extractive and a model ranks sentences; see
+    /// [`crate::lead`]).
+    pub lead: Vec<crate::lead::LeadSentence>,
 }
 
 /// Reads notes from the vault as they are now, with the index's parse and chunk settings.
@@ -621,6 +625,7 @@ pub fn materialize(
     }
     let selection = select(verified, limits);
     FrozenContext {
+        lead: Vec::new(),
         report: RetrievalReport {
             query: retrieval.query,
             mode: retrieval.mode,

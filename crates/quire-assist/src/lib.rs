@@ -62,6 +62,7 @@ pub mod draft;
 pub mod error;
 pub mod evidence;
 pub mod flashcards;
+pub mod lead;
 pub mod prompt;
 pub mod questions;
 pub mod reflect;

@@ -140,11 +140,6 @@ pub struct Calibration {
     pub weak_answer_cosine: f32,
     /// `duplicates`: note pairs at or above this cosine are candidates.
     pub duplicate_cosine: f32,
-    /// Similar notes at or above this cosine are "closely related" to a reader; below
-    /// `related_cosine` they share little more than the vault's topic.
-    pub close_cosine: f32,
-    /// See `close_cosine`.
-    pub related_cosine: f32,
 }
 
 impl Calibration {
@@ -153,16 +148,12 @@ impl Calibration {
         semantic_weight: 0.6,
         weak_answer_cosine: 0.85,
         duplicate_cosine: 0.90,
-        close_cosine: 0.92,
-        related_cosine: 0.87,
     };
     /// EmbeddingGemma-300M's, with the model card's prompts.
     pub const GEMMA: Calibration = Calibration {
         semantic_weight: 0.8,
-        weak_answer_cosine: 0.45,
+        weak_answer_cosine: 0.42,
         duplicate_cosine: 0.80,
-        close_cosine: 0.75,
-        related_cosine: 0.6,
     };
 }
 

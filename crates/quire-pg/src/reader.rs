@@ -604,6 +604,21 @@ impl AnswerIndex for PgSearcher {
         })
     }
 
+    fn sentence_scores(
+        &self,
+        question: &str,
+        sentences: &[&str],
+    ) -> Result<Option<Vec<f32>>, SearchError> {
+        self.snapshot(|s| {
+            let Ok(embedder) = self.embedder("ranking sentences", s.space.as_ref()) else {
+                return Ok(None);
+            };
+            Ok(Some(quire_search::score_sentences(
+                embedder, question, sentences,
+            )?))
+        })
+    }
+
     fn text_cosines(
         &self,
         texts: &[&str],

@@ -433,6 +433,19 @@ impl Searcher {
         Ok(Some(cosine_rows(&vectors, &rows)))
     }
 
+    /// The similarity of each of `sentences` (embedded as documents) to `question` (embedded
+    /// as a query); `None` without a model (ranking sentences needs no stored vector).
+    pub fn sentence_scores(
+        &self,
+        question: &str,
+        sentences: &[&str],
+    ) -> Result<Option<Vec<f32>>, SearchError> {
+        let Some(embedder) = self.embedder.as_deref() else {
+            return Ok(None);
+        };
+        Ok(Some(score_sentences(embedder, question, sentences)?))
+    }
+
     /// One vector per note of the index, from the vectors already stored (no model needed, no
     /// embedding call): the normalised mean of its chunk vectors, its card left out unless it
     /// is the note's only chunk (see [`vectors::VectorMatrix::note_centroids`]); `None` for a
@@ -799,6 +812,14 @@ impl AnswerIndex for Searcher {
         Searcher::calibration(self)
     }
 
+    fn sentence_scores(
+        &self,
+        question: &str,
+        sentences: &[&str],
+    ) -> Result<Option<Vec<f32>>, SearchError> {
+        Searcher::sentence_scores(self, question, sentences)
+    }
+
     fn generation(&self) -> Result<u64, SearchError> {
         Ok(self.store.generation()?)
     }
@@ -835,4 +856,22 @@ impl AnswerIndex for Searcher {
     fn local(&self) -> Option<&Searcher> {
         Some(self)
     }
+}
+
+/// The similarity of each of `sentences` (documents without a title) to `question` (a query).
+pub fn score_sentences(
+    embedder: &dyn Embedder,
+    question: &str,
+    sentences: &[&str],
+) -> Result<Vec<f32>, SearchError> {
+    if sentences.is_empty() {
+        return Ok(Vec::new());
+    }
+    let query = embedder.embed_query(question)?;
+    let docs: Vec<(&str, &str)> = sentences.iter().map(|s| ("", *s)).collect();
+    Ok(embedder
+        .embed_documents(&docs)?
+        .iter()
+        .map(|v| quire_embed::dot(&query, v))
+        .collect())
 }

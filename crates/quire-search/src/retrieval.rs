@@ -459,6 +459,13 @@ pub trait AnswerIndex {
         texts: &[&str],
         keys: &[ChunkKey],
     ) -> Result<Option<crate::CosineRows>, SearchError>;
+    /// The similarity of each of `sentences` (embedded as documents) to `question` (embedded
+    /// as a query); `None` without a model.
+    fn sentence_scores(
+        &self,
+        question: &str,
+        sentences: &[&str],
+    ) -> Result<Option<Vec<f32>>, SearchError>;
     /// The thresholds of the model whose vectors this index holds (multilingual-e5-small's
     /// when it holds none).
     fn calibration(&self) -> Result<quire_embed::Calibration, SearchError>;
