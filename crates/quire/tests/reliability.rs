@@ -945,10 +945,11 @@ fn vector(vault: &Path, index: &Path, query: &str, min_rows: &str) -> Vec<(Strin
     )
 }
 
-/// `quire` with the default embedding model (fetched by scripts/fetch-model.sh).
+/// `quire` with multilingual-e5-small (fetched by scripts/fetch-model.sh): the fast model, enough
+/// for what these tests check (the approximate index against exact search).
 fn with_model(vault: &Path, index: &Path) -> Command {
     let mut c = quire(vault, index);
-    c.env_remove("QUIRE_MODEL");
+    c.env("QUIRE_MODEL", quire_embed::default_e5_path());
     c
 }
 
