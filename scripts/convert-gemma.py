@@ -126,12 +126,18 @@ def main():
         parts.append(("embed", "q8_rows", list(emb.shape), [q, scale.astype("<f4")]))
     else:
         parts.append(("embed", "f32", list(emb.shape), [emb]))
-    mats = ("q_proj", "k_proj", "v_proj", "o_proj")
     for l in range(config["num_hidden_layers"]):
         p = f"layers.{l}."
-        for m in mats + ("gate_proj", "up_proj", "down_proj"):
-            key = p + ("self_attn." if m in mats else "mlp.") + m + ".weight"
-            w = weights[key]
+        # Matrices with the same input are stored stacked (Q, K and V; gate and up), as the
+        # encoder multiplies them: one product, read straight from the map.
+        stacked = {
+            "qkv_proj": [p + f"self_attn.{m}.weight" for m in ("q_proj", "k_proj", "v_proj")],
+            "o_proj": [p + "self_attn.o_proj.weight"],
+            "gate_up_proj": [p + f"mlp.{m}.weight" for m in ("gate_proj", "up_proj")],
+            "down_proj": [p + "mlp.down_proj.weight"],
+        }
+        for m, keys in stacked.items():
+            w = np.concatenate([weights[k] for k in keys], axis=0)
             if precision == "q8":
                 parts.append((f"l{l}.{m}", "q8_tiles", list(w.shape), list(q8_tiles(w))))
             else:

@@ -18,7 +18,7 @@ set -euo pipefail
 if [ "${1:-}" = "gemma" ]; then
   dest="${2:-${QUIRE_GEMMA_MODEL:-${XDG_DATA_HOME:-$HOME/.local/share}/quire/models/embeddinggemma-300m-q8.qgem}}"
   # The converted file, made by convert-gemma.py with numpy 2.2.6 from the pinned sources.
-  qgem_sha="72a7ef950134e469758aa35a92e747cb001f29d9c466322c7a3cf2a12a6eef22"
+  qgem_sha="ca79e734facd37768d1d545cdfe8525f0c6af38d1cad4143dc72d67e47609a93"
   if [ -f "$dest" ] && echo "$qgem_sha  $dest" | sha256sum -c --status; then
     echo "$dest"
     exit 0

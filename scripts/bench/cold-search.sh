@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # A cold `quire search` as editors and launchers run it: one whole process per query (hybrid,
-# the e5 model loaded), over the obsidian-tasks-docs vault of the shared corpora indexed with
-# e5. Prints the median wall time (hyperfine, RUNS runs after 2 warm-ups) and the median peak
+# the model loaded: $QUIRE_MODEL, default e5-small; EmbeddingGemma with
+# QUIRE_MODEL=~/.local/share/quire/models/embeddinggemma-300m-q8.qgem), over the
+# obsidian-tasks-docs vault of the shared corpora indexed with that model. Prints the median
+# wall time (hyperfine, RUNS runs after 2 warm-ups) and the median peak
 # RSS (/usr/bin/time, RUNS runs) of
 #   - hybrid search (the figure of issue 18 §5: goal ≤ 0.15 s and ≤ 150 MB),
 #   - the same binary with --mode bm25 (the in-script baseline: no model loaded),
@@ -15,7 +17,8 @@ runs=${1:-15}
 model=${QUIRE_MODEL:-$HOME/.local/share/quire/models/e5-small-q4.bin}
 corpora=${QUIRE_CORPORA:-$PWD/../shared/corpora}
 vault=$corpora/vaults/obsidian-tasks-docs
-work=$PWD/target/bench-cold-search
+# One index per model file (each model is its own embedding space).
+work=$PWD/target/bench-cold-search/$(basename "$model")
 mkdir -p "$work"
 command -v hyperfine >/dev/null || { echo "needs hyperfine (apt-get install hyperfine)" >&2; exit 1; }
 [ -x /usr/bin/time ] || { echo "needs GNU time (apt-get install time)" >&2; exit 1; }

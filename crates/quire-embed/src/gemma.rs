@@ -250,16 +250,9 @@ impl GemmaModel {
         for (l, &full) in c.full_attention.iter().enumerate() {
             let p = format!("l{l}.");
             layers.push(GemmaLayer {
-                qkv: Linear::stack(vec![
-                    matrix(&format!("{p}q_proj"), q_out, h)?,
-                    matrix(&format!("{p}k_proj"), hd, h)?,
-                    matrix(&format!("{p}v_proj"), hd, h)?,
-                ])?,
+                qkv: matrix(&format!("{p}qkv_proj"), q_out + 2 * hd, h)?,
                 o: matrix(&format!("{p}o_proj"), h, q_out)?,
-                gate_up: Linear::stack(vec![
-                    matrix(&format!("{p}gate_proj"), c.intermediate, h)?,
-                    matrix(&format!("{p}up_proj"), c.intermediate, h)?,
-                ])?,
+                gate_up: matrix(&format!("{p}gate_up_proj"), 2 * c.intermediate, h)?,
                 down: matrix(&format!("{p}down_proj"), h, c.intermediate)?,
                 input_norm: vector(&format!("{p}input_layernorm"), h, true)?,
                 post_attn_norm: vector(&format!("{p}post_attention_layernorm"), h, true)?,
