@@ -111,7 +111,7 @@ async def check_everything(session: ClientSession, vault: Path, checks: Checks) 
         by_name = {t.name: t for t in tools}
         search = by_name["search_notes"].input_schema
         assert search["required"] == ["query"], search
-        assert set(search["properties"]) == {"query", "k", "mode", "folder", "tag", "where", "since", "until"}, search
+        assert set(search["properties"]) == {"query", "k", "mode", "folder", "tag", "where", "since", "until", "explain"}, search
         assert "path" in by_name["get_note"].input_schema["required"]
 
     await checks.run("tools/list: six tools, each with an input schema", list_tools)
