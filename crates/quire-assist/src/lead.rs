@@ -95,7 +95,7 @@ mod tests {
             passage(
                 "FAQ.md",
                 10,
-                "## Refunds\nWe offer full refunds within 7 days of purchase. Contact us by mail.\n- Sync and Publish are billed yearly in advance.",
+                "## Refunds\nWe offer full refunds within 7 days of purchase. Contact us by mail for a refund.\n- Sync and Publish are billed yearly in advance.",
             ),
             passage(
                 "Other.md",
@@ -109,7 +109,7 @@ mod tests {
             found,
             vec![
                 ("We offer full refunds within 7 days of purchase.", 11),
-                ("Contact us by mail.", 11),
+                ("Contact us by mail for a refund.", 11),
                 ("Sync and Publish are billed yearly in advance.", 12),
                 ("The second passage has one longer sentence here.", 4),
             ]
