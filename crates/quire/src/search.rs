@@ -79,7 +79,7 @@ fn render_results(out: &mut String, query: &str, vault_name: &str, results: &Sea
                 e.score,
                 e.fusion,
                 if e.heading_path.is_empty() {
-                    e.chunk_id.clone()
+                    format!("chunk {} (no heading)", e.chunk_id)
                 } else {
                     e.heading_path.join(" > ")
                 }
