@@ -40,7 +40,7 @@ pub fn candidates(passages: &[Passage]) -> Vec<LeadSentence> {
     let mut out = Vec::new();
     for p in passages.iter().take(PASSAGES) {
         for s in split_sentences(&p.text, &[]) {
-            let sentence = s.claim.trim();
+            let sentence = without_block_id(s.claim.trim());
             if sentence.chars().count() < MIN_CHARS {
                 continue;
             }
@@ -55,6 +55,18 @@ pub fn candidates(passages: &[Passage]) -> Vec<LeadSentence> {
         }
     }
     out
+}
+
+/// `text` without a trailing Obsidian block id (` ^feeding-ratio`), which is markup, not prose.
+fn without_block_id(text: &str) -> &str {
+    match text.rsplit_once(" ^") {
+        Some((before, id))
+            if !id.is_empty() && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') =>
+        {
+            before.trim_end()
+        }
+        _ => text,
+    }
 }
 
 /// The best [`SENTENCES`] of `candidates` by `scores` (same order), best first.
@@ -95,7 +107,7 @@ mod tests {
             passage(
                 "FAQ.md",
                 10,
-                "## Refunds\nWe offer full refunds within 7 days of purchase. Contact us by mail for a refund.\n- Sync and Publish are billed yearly in advance.",
+                "## Refunds\nWe offer full refunds within 7 days of purchase. Contact us by mail for a refund.\n- Sync and Publish are billed yearly in advance. ^billing",
             ),
             passage(
                 "Other.md",
