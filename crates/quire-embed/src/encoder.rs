@@ -708,48 +708,59 @@ impl Encoder {
         windows: Vec<Vec<Vec<u32>>>,
         word_row: &WordRow,
     ) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let texts = windows.len();
-        let flat: Vec<(usize, &[u32])> = windows
-            .iter()
-            .enumerate()
-            .flat_map(|(i, ws)| ws.iter().map(move |w| (i, w.as_slice())))
-            .collect();
-        let mut sums = vec![vec![0f32; self.hidden]; texts];
-        let mut weights = vec![0f32; texts];
-        let mut start = 0;
-        while start < flat.len() {
-            let mut end = start;
-            let mut tokens = 0;
-            while end < flat.len()
-                && (end == start || tokens + flat[end].1.len() <= TOKENS_PER_PASS)
-            {
-                tokens += flat[end].1.len();
-                end += 1;
-            }
-            let batch: Vec<&[u32]> = flat[start..end].iter().map(|(_, w)| *w).collect();
-            let pooled = self.forward(&batch, word_row);
-            for ((text, ids), vector) in flat[start..end].iter().zip(pooled) {
-                let weight = (ids.len().saturating_sub(2)).max(1) as f32;
-                for (s, v) in sums[*text].iter_mut().zip(vector) {
-                    *s += v * weight;
-                }
-                weights[*text] += weight;
-            }
-            start = end;
-        }
-        Ok(sums
+        let means = mean_of_windows(&windows, self.hidden, TOKENS_PER_PASS, |batch| {
+            self.forward(batch, word_row)
+        });
+        Ok(means
             .into_iter()
-            .zip(weights)
-            .map(|(mut v, w)| {
-                for x in &mut v {
-                    *x /= w.max(1e-12);
-                }
+            .map(|mut v| {
                 let norm = v.iter().map(|x| x * x).sum::<f32>().max(1e-12).sqrt();
                 v.iter_mut().for_each(|x| *x /= norm);
                 v
             })
             .collect())
     }
+}
+
+/// Each text's pooled vector from its windows (`windows[i]` are text `i`'s, each with its two
+/// special tokens): the windows packed into passes of at most `max_tokens` tokens, each pass
+/// run by `forward` (one pooled row of `width` values per window), and a text's windows
+/// averaged by their content tokens. Not normalised.
+pub(crate) fn mean_of_windows(
+    windows: &[Vec<Vec<u32>>],
+    width: usize,
+    max_tokens: usize,
+    mut forward: impl FnMut(&[&[u32]]) -> Vec<Vec<f32>>,
+) -> Vec<Vec<f32>> {
+    let flat: Vec<(usize, &[u32])> = windows
+        .iter()
+        .enumerate()
+        .flat_map(|(i, ws)| ws.iter().map(move |w| (i, w.as_slice())))
+        .collect();
+    let mut sums = vec![vec![0f32; width]; windows.len()];
+    let mut weights = vec![0f32; windows.len()];
+    let mut start = 0;
+    while start < flat.len() {
+        let mut end = start;
+        let mut tokens = 0;
+        while end < flat.len() && (end == start || tokens + flat[end].1.len() <= max_tokens) {
+            tokens += flat[end].1.len();
+            end += 1;
+        }
+        let batch: Vec<&[u32]> = flat[start..end].iter().map(|(_, w)| *w).collect();
+        for ((text, ids), vector) in flat[start..end].iter().zip(forward(&batch)) {
+            let weight = ids.len().saturating_sub(2).max(1) as f32;
+            for (s, v) in sums[*text].iter_mut().zip(vector) {
+                *s += v * weight;
+            }
+            weights[*text] += weight;
+        }
+        start = end;
+    }
+    for (v, w) in sums.iter_mut().zip(weights) {
+        v.iter_mut().for_each(|x| *x /= w.max(1e-12));
+    }
+    sums
 }
 
 /// Splits content ids into windows of at most `max_len` ids including `bos` and `eos`.

@@ -24,7 +24,7 @@ use rayon::prelude::*;
 use serde::Deserialize;
 
 use crate::e5s1::ModelBytes;
-use crate::encoder::{Dense, Linear, Shared, gemm, linear, thread_pool, windows};
+use crate::encoder::{Dense, Linear, Shared, gemm, linear, mean_of_windows, thread_pool, windows};
 use crate::gemma_tokenizer::GemmaTokenizer;
 use crate::kernels;
 use crate::quant::{Packed, QDense, QRows};
@@ -396,39 +396,14 @@ impl GemmaModel {
     /// before or after it is the same).
     fn embed_windows(&self, windows: Vec<Vec<Vec<u32>>>) -> Result<Vec<Vec<f32>>, EmbedError> {
         let hidden = self.config.hidden;
-        let flat: Vec<(usize, &[u32])> = windows
-            .iter()
-            .enumerate()
-            .flat_map(|(i, ws)| ws.iter().map(move |w| (i, w.as_slice())))
-            .collect();
-        let mut sums = vec![vec![0f32; hidden]; windows.len()];
-        let mut weights = vec![0f32; windows.len()];
-        let mut start = 0;
-        while start < flat.len() {
-            let mut end = start;
-            let mut tokens = 0;
-            while end < flat.len()
-                && (end == start || tokens + flat[end].1.len() <= TOKENS_PER_PASS)
-            {
-                tokens += flat[end].1.len();
-                end += 1;
-            }
-            let batch: Vec<&[u32]> = flat[start..end].iter().map(|(_, w)| *w).collect();
-            let pooled = self.forward(&batch);
-            for ((text, ids), vector) in flat[start..end].iter().zip(pooled.chunks_exact(hidden)) {
-                let weight = ids.len().saturating_sub(2).max(1) as f32;
-                for (s, v) in sums[*text].iter_mut().zip(vector) {
-                    *s += v * weight;
-                }
-                weights[*text] += weight;
-            }
-            start = end;
-        }
-        let mut pooled = Vec::with_capacity(sums.len() * hidden);
-        for (v, w) in sums.iter().zip(&weights) {
-            pooled.extend(v.iter().map(|x| x / w.max(1e-12)));
-        }
-        let rows = sums.len();
+        let means = mean_of_windows(&windows, hidden, TOKENS_PER_PASS, |batch| {
+            self.forward(batch)
+                .chunks_exact(hidden)
+                .map(<[f32]>::to_vec)
+                .collect()
+        });
+        let rows = means.len();
+        let pooled: Vec<f32> = means.concat();
         let threads = self.pool.current_num_threads().max(1);
         let [d0, d1] = &self.head;
         let mut wide = vec![0f32; rows * d0.out()];
