@@ -8,6 +8,7 @@ use std::time::Duration;
 use quire_vault::atomic;
 use serde::{Deserialize, Serialize};
 
+use crate::diff::unified_diff;
 use crate::error::ProposalError;
 use crate::model::{ChangeKind, FileChange, Proposal, Status};
 use crate::store::{ProposalStore, sha256_hex};
@@ -29,6 +30,19 @@ pub struct Applied {
     pub written: Vec<String>,
     /// Where the files it replaced are kept (`<index>/backups/<id>/<path>`).
     pub backup_dir: PathBuf,
+    /// Files that could not be written in the commit phase (a note that cannot be replaced: an
+    /// immutable file, a folder put in its place): left as they are, their new content kept
+    /// beside the backups as `<path>.proposed`. The other files were written.
+    pub not_written: Vec<NotWritten>,
+}
+
+/// A file an apply could not write, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NotWritten {
+    /// The vault-relative path.
+    pub path: String,
+    /// The operating system's (or the check's) reason.
+    pub reason: String,
 }
 
 /// What opening the store did with an apply a crash interrupted.
@@ -49,8 +63,17 @@ pub enum RecoveryOutcome {
     /// Some notes had been written: the rest were written from the journal; the proposal is
     /// applied. `conflicts` are files someone changed meanwhile, left as they were.
     Completed {
-        /// Vault-relative paths not written because they changed.
+        /// Vault-relative paths not written because they changed (or could not be written).
         conflicts: Vec<String>,
+    },
+    /// The journal was not one quire wrote for a stored proposal (unreadable, or naming a file
+    /// outside the vault, a proposal that does not exist or changes it does not hold): nothing
+    /// it names was touched, and it was moved aside to `kept`.
+    Discarded {
+        /// What was wrong with it.
+        reason: String,
+        /// Where it is now (inside the index directory).
+        kept: PathBuf,
     },
 }
 
@@ -104,10 +127,12 @@ impl ProposalStore {
         }
         let id = proposal.id.clone();
 
-        // 1. Bases.
+        // 1. Bases, and every stored content against the diff that was shown for it.
         let mut originals = Vec::new();
         for change in &proposal.changes {
-            originals.push(self.check_base(&id, change)?);
+            let original = self.check_base(&id, change)?;
+            self.check_diff(&id, change, original.as_deref())?;
+            originals.push(original);
         }
         // 2. Backups of every file replaced or moved.
         let backup_dir = self.backup_dir(&id);
@@ -146,12 +171,21 @@ impl ProposalStore {
         }
         journal.phase = Phase::Committing;
         self.write_journal(&journal)?;
+        // A file that cannot be written now (immutable, a folder in its place) stops neither
+        // the other files nor the store: it is reported, its content kept beside the backups.
+        let mut written = Vec::new();
+        let mut not_written = Vec::new();
         for step in &journal.steps {
-            self.commit_step(step)
-                .map_err(|e| ProposalError::Interrupted {
-                    id: id.clone(),
-                    reason: e.to_string(),
-                })?;
+            match self.commit_step(step) {
+                Ok(()) => written.push(step.target.clone()),
+                Err(e) => {
+                    keep_staged(self, &id, step);
+                    not_written.push(NotWritten {
+                        path: step.target.clone(),
+                        reason: e.to_string(),
+                    });
+                }
+            }
             if let Some(pause) = options.pause_between_files {
                 std::thread::sleep(pause);
             }
@@ -160,17 +194,59 @@ impl ProposalStore {
         proposal.status = Status::Applied;
         proposal.decided = Some(chrono::Local::now().to_rfc3339());
         proposal.backup_dir = Some(backup_dir.display().to_string());
+        proposal.conflicts = not_written.iter().map(|n| n.path.clone()).collect();
         self.save(&proposal)?;
         let _ = fs::remove_file(self.journal_path());
         Ok(Applied {
-            written: proposal
-                .changes
-                .iter()
-                .map(|c| c.target().to_string())
-                .collect(),
+            written,
             proposal,
             backup_dir,
+            not_written,
         })
+    }
+
+    /// Refuses a stored change whose content is not what its diff shows (the file was edited
+    /// after quire wrote it): what `show` displayed is what `apply` writes, or nothing is.
+    fn check_diff(
+        &self,
+        id: &str,
+        change: &FileChange,
+        original: Option<&[u8]>,
+    ) -> Result<(), ProposalError> {
+        let expected = match (change.kind, original) {
+            (ChangeKind::Create, _) => unified_diff(None, "", Some(&change.path), &change.content),
+            (ChangeKind::Rename, Some(bytes)) => {
+                let old = String::from_utf8_lossy(bytes);
+                if old != change.content {
+                    return Err(ProposalError::tampered(
+                        id,
+                        &change.path,
+                        "a rename's content differs from the file it moves",
+                    ));
+                }
+                unified_diff(
+                    Some(&change.path),
+                    &old,
+                    Some(change.target()),
+                    &change.content,
+                )
+            }
+            (_, Some(bytes)) => unified_diff(
+                Some(&change.path),
+                &String::from_utf8_lossy(bytes),
+                Some(&change.path),
+                &change.content,
+            ),
+            (_, None) => return Ok(()),
+        };
+        if expected != change.diff {
+            return Err(ProposalError::tampered(
+                id,
+                &change.path,
+                "its content is not what its diff shows",
+            ));
+        }
+        Ok(())
     }
 
     /// The file's current bytes if the change may go ahead (`None` for a file to create).
@@ -288,6 +364,24 @@ fn discard(steps: &[Step]) {
     }
 }
 
+/// Moves a staged file that could not be committed next to the backups (`<path>.proposed`), so
+/// its content is not lost and nothing is left in the vault; removes it when that fails too.
+fn keep_staged(store: &ProposalStore, id: &str, step: &Step) {
+    if fs::symlink_metadata(&step.staged).is_err() {
+        return;
+    }
+    let keep = store
+        .backup_dir(id)
+        .join(format!("{}.proposed", step.target));
+    let moved = keep
+        .parent()
+        .is_some_and(|parent| fs::create_dir_all(parent).is_ok())
+        && fs::rename(&step.staged, &keep).is_ok();
+    if !moved {
+        let _ = fs::remove_file(&step.staged);
+    }
+}
+
 /// Finishes (or undoes) the apply a crash interrupted, from the journal; the caller holds the
 /// lock.
 pub(crate) fn recover(store: &ProposalStore) -> Result<Vec<Recovered>, ProposalError> {
@@ -297,11 +391,13 @@ pub(crate) fn recover(store: &ProposalStore) -> Result<Vec<Recovered>, ProposalE
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(ProposalError::io(&path)(e)),
     };
-    let journal: Journal =
-        serde_json::from_slice(&bytes).map_err(|source| ProposalError::Corrupt {
-            path: path.clone(),
-            source,
-        })?;
+    let journal = match serde_json::from_slice::<Journal>(&bytes)
+        .map_err(|e| format!("not valid JSON ({e})"))
+        .and_then(|journal| validate_journal(store, &journal).map(|()| journal))
+    {
+        Ok(journal) => journal,
+        Err(reason) => return set_aside(store, &path, reason),
+    };
     let outcome = match journal.phase {
         Phase::Staged => {
             discard(&journal.steps);
@@ -310,7 +406,9 @@ pub(crate) fn recover(store: &ProposalStore) -> Result<Vec<Recovered>, ProposalE
         Phase::Committing => {
             let mut conflicts = Vec::new();
             for step in &journal.steps {
-                if !finish_step(store, &journal.id, step)? {
+                // A step that fails (the file cannot be replaced) is a conflict, never a wedge.
+                if !finish_step(store, &journal.id, step).unwrap_or(false) {
+                    keep_staged(store, &journal.id, step);
                     conflicts.push(step.target.clone());
                 }
             }
@@ -328,6 +426,74 @@ pub(crate) fn recover(store: &ProposalStore) -> Result<Vec<Recovered>, ProposalE
         id: journal.id,
         outcome,
     }])
+}
+
+/// Moves a journal that cannot be trusted out of the way (inside the index directory), touching
+/// nothing it names.
+fn set_aside(
+    store: &ProposalStore,
+    path: &std::path::Path,
+    reason: String,
+) -> Result<Vec<Recovered>, ProposalError> {
+    let stamp = chrono::Local::now().format("%Y%m%d-%H%M%S%.f");
+    let kept = store.dir.join(format!("journal.json.discarded-{stamp}"));
+    fs::rename(path, &kept).map_err(ProposalError::io(&kept))?;
+    Ok(vec![Recovered {
+        id: String::new(),
+        outcome: RecoveryOutcome::Discarded { reason, kept },
+    }])
+}
+
+/// A journal is trusted only when it is the one an apply of a stored proposal wrote: a valid
+/// id naming a proposal whose changes are exactly its steps, every path inside the vault, every
+/// staged file a `.quire-stage` dot-file beside its target.
+fn validate_journal(store: &ProposalStore, journal: &Journal) -> Result<(), String> {
+    let proposal = store
+        .get(&journal.id)
+        .map_err(|e| format!("names no stored proposal ({e})"))?;
+    if proposal.changes.len() != journal.steps.len() {
+        return Err(format!(
+            "has {} steps for a proposal of {} changes",
+            journal.steps.len(),
+            proposal.changes.len()
+        ));
+    }
+    for (step, change) in journal.steps.iter().zip(&proposal.changes) {
+        let consistent = step.target == change.target()
+            && step.new_sha256 == change.new_sha256
+            && step.base_sha256 == change.base_sha256
+            && step.replace == matches!(change.kind, ChangeKind::Replace | ChangeKind::Append)
+            && step.remove.as_deref()
+                == (change.kind == ChangeKind::Rename).then_some(change.path.as_str());
+        if !consistent {
+            return Err(format!(
+                "its step for {} is not the proposal's change",
+                step.target
+            ));
+        }
+        let target = store.vault_path(&step.target).map_err(|e| e.to_string())?;
+        let name = target
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let staged_name = step
+            .staged
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let beside = step.staged.parent() == target.parent()
+            && staged_name.starts_with(&format!(".{name}."))
+            && staged_name.ends_with(".quire-stage")
+            && !staged_name.contains('/');
+        if !beside {
+            return Err(format!(
+                "its staged file {} is not beside {}",
+                step.staged.display(),
+                step.target
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// One step of an interrupted commit: `false` when the target (or a renamed file's old path)

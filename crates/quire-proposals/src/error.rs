@@ -52,15 +52,17 @@ pub enum ProposalError {
     /// [`crate::MAX_CONTENT_BYTES`]) or has no change.
     #[error("{0}")]
     TooLarge(String),
-    /// Writing stopped after some files were written (a disk error): the next open of the store
-    /// finishes the apply from its journal.
+    /// A stored proposal that is not as quire wrote it (its id, a path, a hash or its content
+    /// against its diff): it is never applied.
     #[error(
-        "applying proposal {id} stopped midway: {reason}; the next `quire proposals` finishes it from its journal"
+        "proposal {id} was changed after quire stored it ({path}: {reason}): it cannot be applied; nothing was written"
     )]
-    Interrupted {
-        /// The proposal.
+    Tampered {
+        /// The proposal (as asked for).
         id: String,
-        /// The failure.
+        /// The file of the proposal, or the change, that is wrong.
+        path: String,
+        /// What is wrong.
         reason: String,
     },
     /// Another apply holds the lock.
@@ -93,6 +95,14 @@ impl ProposalError {
     pub(crate) fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> ProposalError {
         let path = path.into();
         move |source| ProposalError::Io { path, source }
+    }
+
+    pub(crate) fn tampered(id: &str, path: &str, reason: impl Into<String>) -> ProposalError {
+        ProposalError::Tampered {
+            id: id.to_string(),
+            path: path.to_string(),
+            reason: reason.into(),
+        }
     }
 
     pub(crate) fn bad(path: &str, reason: impl Into<String>) -> ProposalError {

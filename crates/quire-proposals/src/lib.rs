@@ -31,10 +31,10 @@ mod error;
 mod model;
 mod store;
 
-pub use apply::{Applied, ApplyOptions, Recovered, RecoveryOutcome};
+pub use apply::{Applied, ApplyOptions, NotWritten, Recovered, RecoveryOutcome};
 pub use diff::unified_diff;
 pub use error::ProposalError;
 pub use model::{
     ChangeKind, ChangeRequest, FileChange, NewProposal, Proposal, ProposalSummary, Status,
 };
-pub use store::{MAX_CHANGES, MAX_CONTENT_BYTES, ProposalStore, sha256_hex};
+pub use store::{MAX_CHANGES, MAX_CONTENT_BYTES, MAX_NAME_BYTES, ProposalStore, sha256_hex};

@@ -52,9 +52,17 @@ impl ProposalStore {
             root,
             recovered: Vec::new(),
         };
-        let lock = store.lock()?;
-        store.recovered = recover(&store)?;
-        drop(lock);
+        // Recovery needs the apply lock; when another process holds it, that process is applying
+        // (and recovers first itself), so opening the store to read or propose never waits or
+        // fails for it.
+        match store.lock() {
+            Ok(lock) => {
+                store.recovered = recover(&store)?;
+                drop(lock);
+            }
+            Err(ProposalError::Busy) => {}
+            Err(e) => return Err(e),
+        }
         Ok(store)
     }
 
@@ -87,6 +95,7 @@ impl ProposalStore {
                 new.changes.len()
             )));
         }
+        // Provisional: the id is settled when the proposal is stored (see `save_new`).
         let id = new_id();
         let mut changes = Vec::with_capacity(new.changes.len());
         let mut total = 0usize;
@@ -115,7 +124,7 @@ impl ProposalStore {
                 }
             }
         }
-        let proposal = Proposal {
+        let mut proposal = Proposal {
             id,
             title: one_line(&new.title),
             command: one_line(&new.command),
@@ -127,8 +136,39 @@ impl ProposalStore {
             conflicts: Vec::new(),
             changes,
         };
-        self.save(&proposal)?;
+        self.save_new(&mut proposal)?;
         Ok(proposal)
+    }
+
+    /// Stores a new proposal under an id no other proposal has: the file is created with
+    /// no-clobber semantics (staged, then hard-linked to its name), and a taken id is drawn
+    /// again, so an id once answered always names this proposal.
+    fn save_new(&self, proposal: &mut Proposal) -> Result<(), ProposalError> {
+        for _ in 0..64 {
+            let path = self.proposal_path(&proposal.id);
+            let json =
+                serde_json::to_vec_pretty(&*proposal).map_err(|source| ProposalError::Corrupt {
+                    path: path.clone(),
+                    source,
+                })?;
+            let staged = atomic::stage_beside(&path, &json)?;
+            match atomic::commit_staged(&staged, &path, false) {
+                Ok(()) => return Ok(()),
+                Err(atomic::WriteError::Io { source, .. })
+                    if source.kind() == std::io::ErrorKind::AlreadyExists =>
+                {
+                    let _ = fs::remove_file(&staged);
+                    proposal.id = new_id();
+                }
+                Err(e) => {
+                    let _ = fs::remove_file(&staged);
+                    return Err(e.into());
+                }
+            }
+        }
+        Err(ProposalError::io(&self.dir)(std::io::Error::other(
+            "no free proposal id after 64 draws",
+        )))
     }
 
     /// Every proposal, newest first.
@@ -161,7 +201,65 @@ impl ProposalStore {
             }
             Err(e) => return Err(ProposalError::io(&path)(e)),
         };
-        serde_json::from_slice(&bytes).map_err(|source| ProposalError::Corrupt { path, source })
+        let proposal: Proposal = serde_json::from_slice(&bytes)
+            .map_err(|source| ProposalError::Corrupt { path, source })?;
+        self.validate(id, &proposal)?;
+        Ok(proposal)
+    }
+
+    /// A proposal read back is used only when it is as quire wrote it: its own id, at most
+    /// [`MAX_CHANGES`] changes, plain vault paths, each content matching its hash, each kind's
+    /// fields consistent. (Its diff is checked against the note at apply, where the base is
+    /// read.)
+    fn validate(&self, id: &str, proposal: &Proposal) -> Result<(), ProposalError> {
+        let file = format!("{id}.json");
+        if proposal.id != id {
+            return Err(ProposalError::tampered(
+                id,
+                &file,
+                "the id inside is not the file's",
+            ));
+        }
+        if proposal.changes.is_empty() || proposal.changes.len() > MAX_CHANGES {
+            return Err(ProposalError::tampered(
+                id,
+                &file,
+                "no changes, or more than a proposal holds",
+            ));
+        }
+        for change in &proposal.changes {
+            for path in [Some(change.path.as_str()), change.new_path.as_deref()]
+                .into_iter()
+                .flatten()
+            {
+                check_path(path).map_err(|e| ProposalError::tampered(id, path, e.to_string()))?;
+            }
+            let consistent = match change.kind {
+                ChangeKind::Create => change.base_sha256.is_none() && change.new_path.is_none(),
+                ChangeKind::Replace | ChangeKind::Append => {
+                    change.base_sha256.is_some() && change.new_path.is_none()
+                }
+                ChangeKind::Rename => {
+                    change.new_path.is_some()
+                        && change.base_sha256.as_deref() == Some(change.new_sha256.as_str())
+                }
+            };
+            if !consistent {
+                return Err(ProposalError::tampered(
+                    id,
+                    &change.path,
+                    "its fields do not fit its kind",
+                ));
+            }
+            if sha256_hex(change.content.as_bytes()) != change.new_sha256 {
+                return Err(ProposalError::tampered(
+                    id,
+                    &change.path,
+                    "its content does not match its hash",
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Marks a pending proposal rejected; nothing in the vault is written.
@@ -214,15 +312,8 @@ impl ProposalStore {
     /// `..`, no absolute path, no hidden folder or file (`.obsidian`, `.git`), no symbolic link
     /// on the way.
     pub(crate) fn vault_path(&self, rel: &str) -> Result<PathBuf, ProposalError> {
-        quire_vault::vault::check_confined(rel)
-            .map_err(|e| ProposalError::bad(rel, e.to_string()))?;
+        check_path(rel)?;
         let parts: Vec<&str> = rel.split('/').collect();
-        if rel.contains('\\') || parts.iter().any(|p| p.is_empty() || p.starts_with('.')) {
-            return Err(ProposalError::bad(
-                rel,
-                "not a plain vault-relative path (no empty, `.` or hidden parts, `/` between folders)",
-            ));
-        }
         let mut path = self.root.clone();
         for (n, part) in parts.iter().enumerate() {
             path.push(part);
@@ -378,6 +469,34 @@ impl ProposalStore {
     }
 }
 
+/// The most bytes of one file or folder name in a proposal: file systems allow 255, and an apply
+/// stages a longer dot-name beside the file (and keeps `<name>.proposed` among the backups).
+pub const MAX_NAME_BYTES: usize = 200;
+
+/// A plain vault-relative path, checked without touching the disk: no `..`, no absolute path,
+/// no empty, hidden or over-long part, `/` between folders.
+fn check_path(rel: &str) -> Result<(), ProposalError> {
+    quire_vault::vault::check_confined(rel).map_err(|e| ProposalError::bad(rel, e.to_string()))?;
+    let parts: Vec<&str> = rel.split('/').collect();
+    if rel.contains('\\') || parts.iter().any(|p| p.is_empty() || p.starts_with('.')) {
+        return Err(ProposalError::bad(
+            rel,
+            "not a plain vault-relative path (no empty, `.` or hidden parts, `/` between folders)",
+        ));
+    }
+    if let Some(part) = parts.iter().find(|p| p.len() > MAX_NAME_BYTES) {
+        return Err(ProposalError::bad(
+            rel,
+            format!(
+                "the name `{}…` is {} bytes long: quire writes names of at most {MAX_NAME_BYTES} bytes",
+                part.chars().take(24).collect::<String>(),
+                part.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Bytes as text, or a refusal: proposals change text files only.
 fn text(path: &str, bytes: Vec<u8>) -> Result<String, ProposalError> {
     String::from_utf8(bytes).map_err(|_| {
@@ -419,28 +538,35 @@ fn one_line(text: &str) -> String {
     line.chars().take(300).collect()
 }
 
-/// `YYYYMMDD-HHMMSS-xxxx`: local time, then 16 random bits.
+/// `YYYYMMDD-HHMMSS-xxxxxxxx`: local time, then 32 random bits. Uniqueness does not rest on
+/// the draw: the store creates the file no-clobber and draws again on a taken id.
 fn new_id() -> String {
-    let mut bytes = [0u8; 2];
-    // A failing random source still gives a unique-enough id from the clock's nanoseconds.
+    let mut bytes = [0u8; 4];
+    // A failing random source still gives a varied id from the clock's nanoseconds.
     if getrandom::fill(&mut bytes).is_err() {
-        let nanos = chrono::Local::now().timestamp_subsec_nanos();
-        bytes = [(nanos >> 8) as u8, nanos as u8];
+        bytes = chrono::Local::now().timestamp_subsec_nanos().to_le_bytes();
     }
     format!(
-        "{}-{:02x}{:02x}",
+        "{}-{}",
         chrono::Local::now().format("%Y%m%d-%H%M%S"),
-        bytes[0],
-        bytes[1]
+        bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()
     )
 }
 
-/// An id as [`new_id`] makes them: only digits, `-` and lowercase hex (so it is never a path).
+/// An id as [`new_id`] makes them (or as earlier versions did, with 16 random bits): digits,
+/// `-` and lowercase hex in that shape, so it is never a path.
 pub(crate) fn valid_id(id: &str) -> bool {
-    id.len() == 20
-        && id
-            .chars()
-            .all(|c| c.is_ascii_digit() || c == '-' || ('a'..='f').contains(&c))
+    let bytes = id.as_bytes();
+    let hex = |s: &[u8]| {
+        s.iter()
+            .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(c))
+    };
+    (bytes.len() == 20 || bytes.len() == 24)
+        && bytes[..8].iter().all(u8::is_ascii_digit)
+        && bytes[8] == b'-'
+        && bytes[9..15].iter().all(u8::is_ascii_digit)
+        && bytes[15] == b'-'
+        && hex(&bytes[16..])
 }
 
 #[cfg(test)]

@@ -322,3 +322,250 @@ fn reject_and_rename_and_paths_outside_the_vault() {
         Err(ProposalError::NotFound(_))
     ));
 }
+
+/// The stored file of a proposal, as JSON, to edit as someone with access to the index would.
+fn stored(s: &Setup, id: &str) -> (std::path::PathBuf, serde_json::Value) {
+    let path = s.index.join("proposals").join(format!("{id}.json"));
+    let json = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+    (path, json)
+}
+
+#[test]
+fn an_edited_proposal_file_is_never_applied_and_an_id_never_names_a_path() {
+    let s = setup();
+    let (path, _) = some_note(&s.vault);
+    let made = s
+        .store
+        .create(proposal(vec![ChangeRequest::AppendUnderHeading {
+            path: path.clone(),
+            base: None,
+            heading: String::new(),
+            level: 2,
+            text: "a benign line".into(),
+        }]))
+        .unwrap();
+    let before = snapshot(&s.vault);
+
+    // Content swapped and its hash updated to match: the diff still shows the benign line.
+    let (file, mut json) = stored(&s, &made.id);
+    let evil = "everything replaced\n";
+    json["changes"][0]["content"] = evil.into();
+    json["changes"][0]["new_sha256"] = sha256_hex(evil.as_bytes()).into();
+    fs::write(&file, serde_json::to_vec(&json).unwrap()).unwrap();
+    let err = s
+        .store
+        .apply(&made.id, &ApplyOptions::default())
+        .unwrap_err();
+    assert!(matches!(err, ProposalError::Tampered { .. }), "{err}");
+    assert_eq!(snapshot(&s.vault), before);
+
+    // Content swapped without the hash: refused when read back at all.
+    json["changes"][0]["new_sha256"] = made.changes[0].new_sha256.clone().into();
+    fs::write(&file, serde_json::to_vec(&json).unwrap()).unwrap();
+    assert!(matches!(
+        s.store.get(&made.id),
+        Err(ProposalError::Tampered { .. })
+    ));
+
+    // An id inside that is an absolute path: nothing is written there, nor beside it.
+    let outside = s.vault.parent().unwrap().join("planted");
+    let (_, mut json) = stored(&s, &made.id);
+    json["id"] = outside.display().to_string().into();
+    json["changes"][0]["content"] = made.changes[0].content.clone().into();
+    fs::write(&file, serde_json::to_vec(&json).unwrap()).unwrap();
+    let err = s
+        .store
+        .apply(&made.id, &ApplyOptions::default())
+        .unwrap_err();
+    assert!(matches!(err, ProposalError::Tampered { .. }), "{err}");
+    assert!(!outside.with_extension("json").exists());
+    assert!(!s.index.join("backups").join(&outside).exists());
+    assert_eq!(snapshot(&s.vault), before);
+}
+
+/// A journal as an attacker plants it: one step naming `staged` for the vault file `target`.
+fn plant_journal(s: &Setup, id: &str, phase: &str, target: &str, staged: &Path, base: &str) {
+    let journal = serde_json::json!({
+        "id": id,
+        "phase": phase,
+        "steps": [{
+            "target": target,
+            "staged": staged,
+            "replace": true,
+            "base_sha256": base,
+            "new_sha256": base,
+            "remove": null,
+        }],
+    });
+    fs::write(
+        s.index.join("proposals/journal.json"),
+        serde_json::to_vec(&journal).unwrap(),
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_planted_journal_touches_nothing_it_names() {
+    let s = setup();
+    let (path, original) = some_note(&s.vault);
+    let made = s
+        .store
+        .create(proposal(vec![ChangeRequest::AppendUnderHeading {
+            path: path.clone(),
+            base: None,
+            heading: String::new(),
+            level: 2,
+            text: "x".into(),
+        }]))
+        .unwrap();
+    let victim = s.vault.parent().unwrap().join("victim.txt");
+    let base = made.changes[0].base_sha256.clone().unwrap();
+    for phase in ["staged", "committing"] {
+        fs::write(&victim, "keep me").unwrap();
+        plant_journal(&s, &made.id, phase, &path, &victim, &base);
+        let store = ProposalStore::open(&s.index, &s.vault).unwrap();
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "keep me", "{phase}");
+        assert_eq!(
+            fs::read_to_string(s.vault.join(&path)).unwrap(),
+            original,
+            "{phase}"
+        );
+        assert!(
+            matches!(
+                store.recovered()[0].outcome,
+                quire_proposals::RecoveryOutcome::Discarded { .. }
+            ),
+            "{phase}: {:?}",
+            store.recovered()
+        );
+        assert!(!s.index.join("proposals/journal.json").exists());
+        // The store stays usable.
+        assert_eq!(store.get(&made.id).unwrap().status, Status::Pending);
+    }
+}
+
+#[test]
+fn ids_are_unique_under_concurrent_creates_and_opening_never_waits_for_an_apply() {
+    let s = setup();
+    // Another process applying holds the lock: opening and proposing go on.
+    let lock = fs::OpenOptions::new()
+        .write(true)
+        .open(s.index.join("proposals/apply.lock"))
+        .unwrap();
+    lock.try_lock().unwrap();
+    let threads: Vec<_> = (0..8)
+        .map(|t| {
+            let (index, vault) = (s.index.clone(), s.vault.clone());
+            std::thread::spawn(move || {
+                let store = ProposalStore::open(&index, &vault).unwrap();
+                (0..60)
+                    .map(|n| {
+                        let content = format!("thread {t} note {n}\n");
+                        let made = store
+                            .create(proposal(vec![ChangeRequest::Create {
+                                path: format!("New/{t}-{n}.md"),
+                                content: content.clone(),
+                            }]))
+                            .unwrap();
+                        (made.id, content)
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let made: Vec<(String, String)> = threads
+        .into_iter()
+        .flat_map(|t| t.join().unwrap())
+        .collect();
+    drop(lock);
+    let ids: std::collections::BTreeSet<_> = made.iter().map(|(id, _)| id.clone()).collect();
+    assert_eq!(ids.len(), made.len());
+    assert_eq!(s.store.list().unwrap().len(), made.len());
+    for (id, content) in &made {
+        assert_eq!(&s.store.get(id).unwrap().changes[0].content, content);
+    }
+}
+
+#[test]
+fn a_file_that_cannot_be_written_is_reported_and_the_rest_is_applied() {
+    let s = setup();
+    let files = ["Split/One.md", "Split/Two.md", "Split/Three.md"];
+    let made = s
+        .store
+        .create(proposal(
+            files
+                .iter()
+                .map(|path| ChangeRequest::Create {
+                    path: (*path).into(),
+                    content: format!("# {path}\n"),
+                })
+                .collect(),
+        ))
+        .unwrap();
+    let other = s
+        .store
+        .create(proposal(vec![ChangeRequest::Create {
+            path: "Other.md".into(),
+            content: "other\n".into(),
+        }]))
+        .unwrap();
+    // Once the first file is written, a folder takes the third one's place.
+    let vault = s.vault.clone();
+    let blocker = std::thread::spawn(move || {
+        while !vault.join(files[0]).exists() {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        fs::create_dir_all(vault.join(files[2])).unwrap();
+    });
+    let applied = s
+        .store
+        .apply(
+            &made.id,
+            &ApplyOptions {
+                pause_between_files: Some(std::time::Duration::from_millis(150)),
+            },
+        )
+        .unwrap();
+    blocker.join().unwrap();
+    assert_eq!(applied.written, vec![files[0], files[1]]);
+    assert_eq!(applied.not_written.len(), 1);
+    assert_eq!(applied.not_written[0].path, files[2]);
+    assert!(s.vault.join(files[2]).is_dir());
+    assert_eq!(
+        fs::read_to_string(
+            s.index
+                .join("backups")
+                .join(&made.id)
+                .join("Split/Three.md.proposed")
+        )
+        .unwrap(),
+        "# Split/Three.md\n"
+    );
+    // The store is not wedged: a new open, a list and another apply all work.
+    let store = ProposalStore::open(&s.index, &s.vault).unwrap();
+    assert!(store.recovered().is_empty());
+    let listed = store.get(&made.id).unwrap();
+    assert_eq!(listed.status, Status::Applied);
+    assert_eq!(listed.conflicts, vec![files[2].to_string()]);
+    store.apply(&other.id, &ApplyOptions::default()).unwrap();
+    assert_eq!(
+        fs::read_to_string(s.vault.join("Other.md")).unwrap(),
+        "other\n"
+    );
+}
+
+#[test]
+fn a_name_too_long_for_the_file_system_is_refused_when_proposed() {
+    let s = setup();
+    let long = format!("{}.md", "n".repeat(300));
+    let err = s
+        .store
+        .create(proposal(vec![ChangeRequest::Create {
+            path: format!("Folder/{long}"),
+            content: "x".into(),
+        }]))
+        .unwrap_err();
+    assert!(matches!(err, ProposalError::BadChange { .. }), "{err}");
+    assert!(err.to_string().contains("303 bytes"), "{err}");
+    assert!(s.store.list().unwrap().is_empty());
+}

@@ -240,10 +240,14 @@ impl From<ProposalError> for ApiError {
                 ApiError::bad_request(message)
             }
             ProposalError::Busy => ApiError::new(StatusCode::CONFLICT, "apply_busy", message),
-            ProposalError::Interrupted { .. }
-            | ProposalError::Write(_)
-            | ProposalError::Io { .. }
-            | ProposalError::Corrupt { .. } => ApiError::internal(message),
+            ProposalError::Tampered { .. } => ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "proposal_tampered",
+                message,
+            ),
+            ProposalError::Write(_) | ProposalError::Io { .. } | ProposalError::Corrupt { .. } => {
+                ApiError::internal(message)
+            }
         }
     }
 }

@@ -56,6 +56,9 @@ pub(crate) fn run(
             } else {
                 out.push_str(&applied_text(&applied));
             }
+            if !applied.not_written.is_empty() {
+                return Ok(ExitCode::FAILURE);
+            }
         }
         ProposalAction::Reject { id } => {
             let proposal = store.reject(id)?;
@@ -88,9 +91,13 @@ pub(crate) fn open(cli: &Cli) -> Result<ProposalStore> {
                 recovered.id
             ),
             RecoveryOutcome::Completed { conflicts } => eprintln!(
-                "quire: an apply of proposal {} was interrupted midway and finished, except for files changed meanwhile (left as they are): {}",
+                "quire: an apply of proposal {} was interrupted midway and finished, except for files changed meanwhile or that cannot be written (left as they are): {}",
                 recovered.id,
                 conflicts.join(", ")
+            ),
+            RecoveryOutcome::Discarded { reason, kept } => eprintln!(
+                "quire: ignored an apply journal that quire did not write ({reason}); nothing it names was touched; it was moved to {}",
+                kept.display()
             ),
         }
     }
@@ -116,6 +123,12 @@ pub(crate) fn applied_text(applied: &Applied) -> String {
     );
     for path in &applied.written {
         text.push_str(&format!("  wrote {path}\n"));
+    }
+    for failed in &applied.not_written {
+        text.push_str(&format!(
+            "  NOT written {}: {} (its new content is kept as {}.proposed in the backups)\n",
+            failed.path, failed.reason, failed.path
+        ));
     }
     if applied
         .proposal
