@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::error::IndexError;
 
 /// The schema version this build writes; older stores are migrated forward on open.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 const MIGRATIONS: &[&str] = &[
     // 1: the first schema.
@@ -34,6 +34,8 @@ const MIGRATIONS: &[&str] = &[
      CREATE TABLE skipped (path TEXT PRIMARY KEY, reason TEXT NOT NULL, message TEXT NOT NULL);
      CREATE TABLE embeddings (space_id TEXT NOT NULL, content_hash TEXT NOT NULL, vector BLOB NOT NULL,
         PRIMARY KEY (space_id, content_hash));",
+    // 2: the bytes a costly document (PDF, canvas) failed with, so they are not read again.
+    "ALTER TABLE skipped ADD COLUMN sha256 TEXT;",
 ];
 
 /// The tables [`Store::count`] counts (a closed set: no SQL is built from an argument).
@@ -352,6 +354,21 @@ impl Store {
             }
         }
         Ok(types)
+    }
+
+    /// Documents whose reading failed, by path: the sha256 of the bytes that failed and the
+    /// reason (as stored JSON).
+    pub fn failed_documents(
+        &self,
+    ) -> Result<std::collections::HashMap<String, (String, String)>, IndexError> {
+        let mut statement = self
+            .conn
+            .prepare("SELECT path, sha256, reason FROM skipped WHERE sha256 IS NOT NULL")
+            .map_err(db_err)?;
+        let rows = statement
+            .query_map([], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))))
+            .map_err(db_err)?;
+        rows.collect::<Result<_, _>>().map_err(db_err)
     }
 
     /// Files skipped by the last sync, with reasons.
@@ -800,8 +817,8 @@ impl StoreTransaction<'_> {
             let reason = serde_json::to_string(&s.reason).unwrap_or_default();
             self.tx
                 .execute(
-                    "INSERT OR REPLACE INTO skipped (path, reason, message) VALUES (?1, ?2, ?3)",
-                    params![s.path, reason, s.message],
+                    "INSERT OR REPLACE INTO skipped (path, reason, message, sha256) VALUES (?1, ?2, ?3, ?4)",
+                    params![s.path, reason, s.message, s.sha256],
                 )
                 .map_err(db_err)?;
         }

@@ -310,6 +310,10 @@ pub fn sync(
     .collect();
 
     let mut skipped: Vec<Skipped> = report.skipped.clone();
+    // PDFs and canvases that failed (or timed out), by the hash of the bytes that failed: the
+    // same bytes are reported again, not read again.
+    let failed_before = store.failed_documents()?;
+    let mut failures_changed = false;
     let mut changed: Vec<(Note, Vec<Chunk>, u128, u64)> = Vec::new();
     let mut touched: Vec<(String, u128, u64)> = Vec::new();
     let mut present: HashSet<String> = HashSet::new();
@@ -335,27 +339,40 @@ pub fn sync(
             }
         };
         // A PDF or canvas whose bytes are unchanged is not read again (extraction costs time).
-        if file.kind != DocumentKind::Markdown
+        let digest = (file.kind != DocumentKind::Markdown).then(|| sha256_hex(&bytes));
+        if let Some(digest) = &digest
             && !rebuild_all
-            && previous.is_some_and(|row| row.sha256 == sha256_hex(&bytes))
         {
-            present.insert(file.path.clone());
-            touched.push((file.path.clone(), file.mtime_ns, file.size));
-            unchanged += 1;
-            continue;
+            if previous.is_some_and(|row| row.sha256 == *digest) {
+                present.insert(file.path.clone());
+                touched.push((file.path.clone(), file.mtime_ns, file.size));
+                unchanged += 1;
+                continue;
+            }
+            if let Some(remembered) = remembered_failure(&failed_before, &file.path, digest) {
+                skipped.push(remembered);
+                continue;
+            }
         }
         // A note that makes the parser or chunker fail is skipped and reported; the sync goes on.
         let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             document_from_bytes(&file.path, file.kind, bytes, &settings)
         }));
-        let loaded = match parsed {
-            Ok(Ok(loaded)) => loaded,
-            Ok(Err(reason)) => {
-                skipped.push(Skipped::new(file.path.clone(), reason));
+        let failure = match parsed {
+            Ok(Ok(loaded)) => Ok(loaded),
+            Ok(Err(reason)) => Err(Skipped::new(file.path.clone(), reason)),
+            Err(_) => Err(note_failed(&file.path, "the parser failed on it")),
+        };
+        let loaded = match (failure, digest) {
+            (Ok(loaded), _) => loaded,
+            (Err(skip), None) => {
+                skipped.push(skip);
                 continue;
             }
-            Err(_) => {
-                skipped.push(note_failed(&file.path, "the parser failed on it"));
+            (Err(skip), Some(digest)) => {
+                failures_changed |=
+                    failed_before.get(&file.path).map(|(sha, _)| sha) != Some(&digest);
+                skipped.push(Skipped::failed(skip.path, skip.reason, digest));
                 continue;
             }
         };
@@ -396,6 +413,7 @@ pub fn sync(
 
     let fulltext_behind = fulltext.generation()? != Some(generation) && generation > 0;
     let nothing_to_do = changed.is_empty()
+        && !failures_changed
         && deleted.is_empty()
         && touched.is_empty()
         && !fulltext_behind
@@ -552,6 +570,24 @@ pub fn sync(
 }
 
 /// A note left out of the index because of a problem with it alone.
+/// The failure remembered for `path` when its bytes (`digest`) are the ones that failed, said so.
+fn remembered_failure(
+    failed_before: &HashMap<String, (String, String)>,
+    path: &str,
+    digest: &str,
+) -> Option<Skipped> {
+    let (sha, reason) = failed_before.get(path)?;
+    if sha != digest {
+        return None;
+    }
+    let reason: SkipReason = serde_json::from_str(reason).ok()?;
+    let mut skipped = Skipped::failed(path, reason, digest.to_string());
+    skipped
+        .message
+        .push_str(" (not read again until the file changes)");
+    Some(skipped)
+}
+
 fn note_failed(path: &str, why: &str) -> Skipped {
     Skipped::new(
         path.to_string(),

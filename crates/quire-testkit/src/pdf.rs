@@ -159,3 +159,83 @@ pub fn self_drawing_form_pdf() -> Vec<u8> {
     page.set("Contents", content_id);
     save(doc)
 }
+
+/// zlib of `len` spaces, written a MiB at a time (never holding them all).
+fn zlib_of_spaces(len: usize) -> Vec<u8> {
+    use std::io::Write;
+    let mut encoder = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+    let block = vec![b' '; 1024 * 1024];
+    let mut left = len;
+    while left > 0 {
+        let n = left.min(block.len());
+        encoder.write_all(&block[..n]).expect("in memory");
+        left -= n;
+    }
+    encoder.finish().expect("in memory")
+}
+
+/// A page whose content is the stream `content` (with `filter`), text first so the page has
+/// some, then `padding` decoded bytes of spaces.
+fn one_page_with(content: Stream) -> Document {
+    let mut doc = document(&["hostile page"]);
+    let content_id = doc.add_object(content);
+    let page_id = *doc.get_pages().values().next().expect("a page");
+    doc.get_object_mut(page_id)
+        .and_then(Object::as_dict_mut)
+        .expect("the page")
+        .set("Contents", content_id);
+    doc
+}
+
+/// A one-page PDF whose content stream is compressed twice (`/Filter [/FlateDecode
+/// /FlateDecode]`) and decodes to `decoded` bytes of spaces: a few KB on disk, counted once by a
+/// budget that inflates only the outer layer.
+pub fn double_flate_pdf(decoded: usize) -> Vec<u8> {
+    let inner = zlib_of_spaces(decoded);
+    let mut outer = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+    std::io::Write::write_all(&mut outer, &inner).expect("in memory");
+    let twice = outer.finish().expect("in memory");
+    let mut stream = Stream::new(
+        dictionary! { "Filter" => vec![Object::Name(b"FlateDecode".to_vec()), Object::Name(b"FlateDecode".to_vec())] },
+        twice,
+    );
+    stream.allows_compression = false;
+    save(one_page_with(stream))
+}
+
+/// A one-page PDF whose `/Contents` names one compressed stream of `stream_bytes` spaces
+/// `times` times: the stream is stored once and decoded once per reference.
+pub fn repeated_contents_pdf(times: usize, stream_bytes: usize) -> Vec<u8> {
+    let mut stream = Stream::new(
+        dictionary! { "Filter" => "FlateDecode" },
+        zlib_of_spaces(stream_bytes),
+    );
+    stream.allows_compression = false;
+    let mut doc = document(&["hostile page"]);
+    let content_id = doc.add_object(stream);
+    let page_id = *doc.get_pages().values().next().expect("a page");
+    let contents: Vec<Object> = (0..times).map(|_| Object::Reference(content_id)).collect();
+    doc.get_object_mut(page_id)
+        .and_then(Object::as_dict_mut)
+        .expect("the page")
+        .set("Contents", contents);
+    save(doc)
+}
+
+/// `pages` pages sharing one content stream of `operators` `q Q` pairs and a line of text:
+/// small on disk, slow to interpret page after page.
+pub fn slow_pdf(pages: usize, operators: usize) -> Vec<u8> {
+    let mut content = b"BT /F1 11 Tf 60 780 Td (slow page) Tj ET\n".to_vec();
+    content.extend(b"q Q\n".repeat(operators));
+    let mut doc = document(&vec![""; pages]);
+    let content_id = doc.add_object(Stream::new(Dictionary::new(), content));
+    doc.compress();
+    let page_ids: Vec<_> = doc.get_pages().values().copied().collect();
+    for page_id in page_ids {
+        doc.get_object_mut(page_id)
+            .and_then(Object::as_dict_mut)
+            .expect("a page")
+            .set("Contents", content_id);
+    }
+    save(doc)
+}

@@ -13,6 +13,20 @@ use crate::pdf::{PdfLimits, extract_pdf_bounded, pdf_note};
 use crate::scan::{DocumentKind, SkipReason, decode_note, read_note_bytes};
 use crate::vault::VaultSettings;
 
+/// The limits PDFs are read with: the defaults, with the time limit from `QUIRE_PDF_TIMEOUT_SECS`
+/// when it is set (a positive number of seconds).
+fn pdf_limits() -> PdfLimits {
+    let mut limits = PdfLimits::default();
+    if let Some(seconds) = std::env::var("QUIRE_PDF_TIMEOUT_SECS")
+        .ok()
+        .and_then(|s| s.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s > 0.0)
+    {
+        limits.timeout = std::time::Duration::from_secs_f64(seconds.min(86_400.0));
+    }
+    limits
+}
+
 /// A note file read, and why it is indexed only in part, if it is.
 #[derive(Debug, Clone)]
 pub struct Loaded {
@@ -70,7 +84,7 @@ pub fn document_from_bytes(
         }
         DocumentKind::Pdf => {
             let sha256 = sha256_hex(&bytes);
-            let limits = PdfLimits::default();
+            let limits = pdf_limits();
             let text = extract_pdf_bounded(bytes, &limits).map_err(SkipReason::from_pdf)?;
             let partial =
                 (text.page_count > text.pages.len()).then_some(SkipReason::TooManyPages {

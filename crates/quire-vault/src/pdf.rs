@@ -12,8 +12,15 @@
 //!   overflows, which no `catch_unwind` can stop);
 //! - only the first [`PdfLimits::max_pages`] pages are read, each inside `catch_unwind` (a page
 //!   the extractor panics on is an empty page, not a failed file);
-//! - [`extract_pdf_bounded`] runs all of it on its own thread and gives up after
-//!   [`PdfLimits::timeout`].
+//! - the text of a whole document is capped ([`PdfLimits::max_text_bytes`]): pages past it are
+//!   left out and the file is reported as partly indexed;
+//! - [`extract_pdf_bounded`] runs all of it in a child process when the program has said it can
+//!   serve as one ([`set_worker_program`], [`serve_worker`]): the child's address space is capped
+//!   ([`PdfLimits::max_memory_bytes`]), so whatever a filter chain or a stream referenced a
+//!   thousand times decodes to, it cannot take more, and it is killed after
+//!   [`PdfLimits::timeout`], so nothing keeps running once quire has given up. Without a worker
+//!   program (a library caller, unit tests) it runs on a thread that stops at the next page once
+//!   the time is up.
 //!
 //! The text is cleaned for search: ligatures (`ﬁ`) become letters, soft hyphens go, a word
 //! hyphenated at a line end is joined on the first line, control characters are dropped.
@@ -21,9 +28,13 @@
 //! so the chunker cuts PDFs by the same rules as notes and a chunk's heading path names its page.
 
 use std::collections::HashSet;
-use std::io::Read;
-use std::sync::Once;
-use std::time::Duration;
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Once, OnceLock};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
 
 use pdf_extract::{Dictionary, Document, Object, ObjectId};
 
@@ -40,6 +51,10 @@ pub struct PdfLimits {
     pub max_form_depth: usize,
     /// How long [`extract_pdf_bounded`] waits for the extractor.
     pub timeout: Duration,
+    /// Extracted text kept from one document, all pages together; later pages are left out.
+    pub max_text_bytes: usize,
+    /// The address space of the worker process ([`serve_worker`]): decoding past it fails there.
+    pub max_memory_bytes: u64,
 }
 
 impl Default for PdfLimits {
@@ -49,12 +64,14 @@ impl Default for PdfLimits {
             max_inflated_bytes: 512 * 1024 * 1024,
             max_form_depth: 12,
             timeout: Duration::from_secs(60),
+            max_text_bytes: 32 * 1024 * 1024,
+            max_memory_bytes: 576 * 1024 * 1024,
         }
     }
 }
 
 /// Why a PDF gave no text.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
 pub enum PdfError {
     /// Encrypted with a password quire does not have (an empty user password is tried).
     #[error("encrypted (needs a password)")]
@@ -80,10 +97,17 @@ pub enum PdfError {
         /// The limit, in seconds.
         seconds: u64,
     },
+    /// Reading it needed more memory than [`PdfLimits::max_memory_bytes`] (the worker process
+    /// ran out of its address space: a decompression bomb of some other shape).
+    #[error("reading it needs more than {limit_mib} MiB of memory")]
+    NeedsTooMuchMemory {
+        /// The cap, in MiB.
+        limit_mib: u64,
+    },
 }
 
 /// The text of a PDF, page by page.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PdfText {
     /// The text of pages `1..=pages.len()`, cleaned (see the module docs); an empty string for a
     /// page without text.
@@ -97,6 +121,16 @@ pub struct PdfText {
 /// Extracts the text of every page of the PDF in `bytes` on this thread (see the module docs for
 /// the bounds); [`extract_pdf_bounded`] adds a time limit.
 pub fn extract_pdf(bytes: &[u8], limits: &PdfLimits) -> Result<PdfText, PdfError> {
+    extract_pdf_until(bytes, limits, &AtomicBool::new(false))
+}
+
+/// [`extract_pdf`] that stops before the next page once `stop` is set (its result is then
+/// dropped by the caller).
+fn extract_pdf_until(
+    bytes: &[u8],
+    limits: &PdfLimits,
+    stop: &AtomicBool,
+) -> Result<PdfText, PdfError> {
     quiet_extractor_panics();
     check_inflated_size(bytes, limits.max_inflated_bytes)?;
     let loaded = std::panic::catch_unwind(|| Document::load_mem(bytes));
@@ -122,7 +156,11 @@ pub fn extract_pdf(bytes: &[u8], limits: &PdfLimits) -> Result<PdfText, PdfError
     let page_count = pages.len();
     let mut text = Vec::new();
     let mut failed_pages = Vec::new();
+    let mut text_bytes = 0usize;
     for &number in pages.keys().take(limits.max_pages) {
+        if stop.load(Ordering::Relaxed) || text_bytes >= limits.max_text_bytes {
+            break;
+        }
         let mut out = String::new();
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let mut output = pdf_extract::PlainTextOutput::new(&mut out);
@@ -132,7 +170,9 @@ pub fn extract_pdf(bytes: &[u8], limits: &PdfLimits) -> Result<PdfText, PdfError
             failed_pages.push(number);
             out.clear();
         }
-        text.push(clean_page_text(&out));
+        let page = clean_page_text(&out);
+        text_bytes += page.len();
+        text.push(page);
     }
     if text.iter().all(|t| t.trim().is_empty()) {
         if failed_pages.len() == text.len() {
@@ -149,16 +189,26 @@ pub fn extract_pdf(bytes: &[u8], limits: &PdfLimits) -> Result<PdfText, PdfError
     })
 }
 
-/// [`extract_pdf`] on a thread of its own, given up after [`PdfLimits::timeout`] (the thread is
-/// then left to finish on its own; its result is dropped).
+/// [`extract_pdf`] bounded in time (and, in a worker process, in memory): in a child process
+/// when [`set_worker_program`] was called, else on a thread of its own that stops at the next
+/// page when the time is up (its result is then dropped).
 pub fn extract_pdf_bounded(bytes: Vec<u8>, limits: &PdfLimits) -> Result<PdfText, PdfError> {
+    match WORKER.get() {
+        Some(program) => extract_in_worker(program, bytes, limits),
+        None => extract_on_thread(bytes, limits),
+    }
+}
+
+fn extract_on_thread(bytes: Vec<u8>, limits: &PdfLimits) -> Result<PdfText, PdfError> {
     let (send, receive) = std::sync::mpsc::sync_channel(1);
     let thread_limits = limits.clone();
+    let stop = Arc::new(AtomicBool::new(false));
+    let thread_stop = Arc::clone(&stop);
     let spawned = std::thread::Builder::new()
         .name(EXTRACTOR_THREAD.into())
         .stack_size(16 * 1024 * 1024)
         .spawn(move || {
-            let _ = send.send(extract_pdf(&bytes, &thread_limits));
+            let _ = send.send(extract_pdf_until(&bytes, &thread_limits, &thread_stop));
         });
     if spawned.is_err() {
         return Err(PdfError::Malformed(
@@ -167,13 +217,179 @@ pub fn extract_pdf_bounded(bytes: Vec<u8>, limits: &PdfLimits) -> Result<PdfText
     }
     match receive.recv_timeout(limits.timeout) {
         Ok(result) => result,
-        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => Err(PdfError::TimedOut {
-            seconds: limits.timeout.as_secs(),
-        }),
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+            stop.store(true, Ordering::Relaxed);
+            Err(PdfError::TimedOut {
+                seconds: limits.timeout.as_secs(),
+            })
+        }
         Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
             Err(PdfError::Malformed("the extractor failed on it".into()))
         }
     }
+}
+
+/// The program [`extract_pdf_bounded`] starts as its worker, once set.
+static WORKER: OnceLock<PathBuf> = OnceLock::new();
+
+/// The first argument that makes a program act as the PDF worker: it must then call
+/// [`serve_worker`] with the arguments after it, and do nothing else.
+pub const WORKER_ARG: &str = "__quire-pdf-worker";
+
+/// Makes [`extract_pdf_bounded`] extract in a child process, `program WORKER_ARG …`, from now on
+/// (the first call wins). The `quire` binary names itself.
+pub fn set_worker_program(program: PathBuf) {
+    let _ = WORKER.set(program);
+}
+
+/// The worker's side: reads a PDF on stdin, caps its own address space, extracts with the
+/// limits given in `args` (as [`extract_in_worker`] writes them), and writes the result as JSON
+/// on stdout. Returns the process's exit code.
+pub fn serve_worker(args: &[String]) -> i32 {
+    let number = |name: &str| -> Option<u64> {
+        let at = args.iter().position(|a| a == name)?;
+        args.get(at + 1)?.parse().ok()
+    };
+    let defaults = PdfLimits::default();
+    let limits = PdfLimits {
+        max_pages: number("--max-pages").map_or(defaults.max_pages, |n| n as usize),
+        max_inflated_bytes: number("--max-inflated").unwrap_or(defaults.max_inflated_bytes),
+        max_form_depth: number("--max-form-depth").map_or(defaults.max_form_depth, |n| n as usize),
+        max_text_bytes: number("--max-text").map_or(defaults.max_text_bytes, |n| n as usize),
+        max_memory_bytes: number("--max-memory").unwrap_or(defaults.max_memory_bytes),
+        timeout: defaults.timeout,
+    };
+    cap_address_space(limits.max_memory_bytes);
+    let mut bytes = Vec::new();
+    if std::io::stdin().read_to_end(&mut bytes).is_err() {
+        return 2;
+    }
+    let worker = std::thread::Builder::new()
+        .name(EXTRACTOR_THREAD.into())
+        .stack_size(16 * 1024 * 1024)
+        .spawn(move || extract_pdf(&bytes, &limits));
+    let result = match worker.map(std::thread::JoinHandle::join) {
+        Ok(Ok(result)) => result,
+        _ => Err(PdfError::Malformed("the extractor failed on it".into())),
+    };
+    let Ok(json) = serde_json::to_vec(&result) else {
+        return 2;
+    };
+    let mut stdout = std::io::stdout().lock();
+    if stdout
+        .write_all(&json)
+        .and_then(|()| stdout.flush())
+        .is_err()
+    {
+        return 2;
+    }
+    0
+}
+
+#[cfg(unix)]
+fn cap_address_space(bytes: u64) {
+    use rustix::process::{Resource, Rlimit, setrlimit};
+    let limit = Rlimit {
+        current: Some(bytes),
+        maximum: Some(bytes),
+    };
+    let _ = setrlimit(Resource::As, limit);
+}
+
+#[cfg(not(unix))]
+fn cap_address_space(_bytes: u64) {}
+
+/// Runs the extraction in `program` (see [`serve_worker`]): the bytes on its stdin, its answer
+/// on its stdout, the child killed when [`PdfLimits::timeout`] passes. A child that dies
+/// without an answer ran out of its memory (an abort) or crashed.
+fn extract_in_worker(
+    program: &std::path::Path,
+    bytes: Vec<u8>,
+    limits: &PdfLimits,
+) -> Result<PdfText, PdfError> {
+    let spawned = std::process::Command::new(program)
+        .arg(WORKER_ARG)
+        .args(["--max-pages", &limits.max_pages.to_string()])
+        .args(["--max-inflated", &limits.max_inflated_bytes.to_string()])
+        .args(["--max-form-depth", &limits.max_form_depth.to_string()])
+        .args(["--max-text", &limits.max_text_bytes.to_string()])
+        .args(["--max-memory", &limits.max_memory_bytes.to_string()])
+        // One malloc arena: a second thread's arena would reserve address space for nothing.
+        .env("MALLOC_ARENA_MAX", "1")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    let mut child = match spawned {
+        Ok(child) => child,
+        // No child can be started (a sandbox forbids it): read it here, bounded in time only.
+        Err(_) => return extract_on_thread(bytes, limits),
+    };
+    let stdin = child.stdin.take();
+    let writer = std::thread::spawn(move || {
+        if let Some(mut stdin) = stdin {
+            // A child that stopped reading (it died) makes this fail; that is reported below.
+            let _ = stdin.write_all(&bytes);
+        }
+    });
+    let stdout = child.stdout.take();
+    let reader = std::thread::spawn(move || {
+        let mut answer = Vec::new();
+        if let Some(stdout) = stdout {
+            let _ = stdout.take(256 * 1024 * 1024).read_to_end(&mut answer);
+        }
+        answer
+    });
+    let deadline = Instant::now() + limits.timeout;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) if Instant::now() >= deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+            Err(_) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+        }
+    };
+    let _ = writer.join();
+    let answer = reader.join().unwrap_or_default();
+    let Some(status) = status else {
+        return Err(PdfError::TimedOut {
+            seconds: limits.timeout.as_secs(),
+        });
+    };
+    if status.success()
+        && let Ok(result) = serde_json::from_slice::<Result<PdfText, PdfError>>(&answer)
+    {
+        return result;
+    }
+    if ran_out_of_memory(&status) {
+        return Err(PdfError::NeedsTooMuchMemory {
+            limit_mib: limits.max_memory_bytes / (1024 * 1024),
+        });
+    }
+    Err(PdfError::Malformed(format!(
+        "the extractor crashed on it ({status})"
+    )))
+}
+
+/// An allocation that fails aborts a Rust program (SIGABRT); the kernel's OOM killer sends
+/// SIGKILL.
+#[cfg(unix)]
+fn ran_out_of_memory(status: &std::process::ExitStatus) -> bool {
+    use std::os::unix::process::ExitStatusExt;
+    matches!(status.signal(), Some(6 | 9))
+}
+
+#[cfg(not(unix))]
+fn ran_out_of_memory(_status: &std::process::ExitStatus) -> bool {
+    false
 }
 
 /// The name of the extractor's threads: their panics are expected and not printed.

@@ -88,7 +88,7 @@ impl Default for ScanOptions {
 }
 
 /// Why a file was not read as a note.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum SkipReason {
     /// The path matches an exclude pattern.
@@ -239,6 +239,10 @@ pub struct Skipped {
     pub reason: SkipReason,
     /// Why, for people: `reason` as text.
     pub message: String,
+    /// The sha256 of the bytes that failed, for a document whose reading is costly (a PDF or a
+    /// canvas): the index keeps it so the same bytes are not read again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
 }
 
 impl Skipped {
@@ -249,6 +253,16 @@ impl Skipped {
             path: path.into(),
             reason,
             message,
+            sha256: None,
+        }
+    }
+
+    /// [`Skipped::new`] for a document whose bytes (`sha256`) failed: remembered by the index,
+    /// not read again until they change.
+    pub fn failed(path: impl Into<String>, reason: SkipReason, sha256: String) -> Self {
+        Skipped {
+            sha256: Some(sha256),
+            ..Skipped::new(path, reason)
         }
     }
 }
