@@ -62,16 +62,24 @@ const MIN_QUESTION_WORDS: usize = 4;
 const BM25_K1: f32 = 1.2;
 const BM25_B: f32 = 0.75;
 
+/// The refusal of an article of `bytes` bytes, more than [`MAX_ARTICLE_BYTES`] (known from its
+/// size, before anything is read).
+pub fn article_too_large(name: &str, bytes: u64) -> AppError {
+    AppError::bad_arguments(
+        "ask --file",
+        format!(
+            "{name}: {bytes} bytes is more than an article may have ({} MiB): ask about a part of it",
+            MAX_ARTICLE_BYTES / (1024 * 1024)
+        ),
+    )
+}
+
 /// The article's text from `bytes`: at most [`MAX_ARTICLE_BYTES`], UTF-8, not binary. `name`
 /// is how errors name it.
 pub fn decode_article(name: &str, bytes: Vec<u8>) -> Result<String, AppError> {
     let refuse = |message: String| AppError::bad_arguments("ask --file", message);
     if bytes.len() > MAX_ARTICLE_BYTES {
-        return Err(refuse(format!(
-            "{name}: {} bytes is more than an article may have ({} MiB): ask about a part of it",
-            bytes.len(),
-            MAX_ARTICLE_BYTES / (1024 * 1024)
-        )));
+        return Err(article_too_large(name, bytes.len() as u64));
     }
     match decode_note(bytes) {
         Ok(text) => Ok(text),

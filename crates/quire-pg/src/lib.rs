@@ -111,12 +111,28 @@ pub fn redacted(url: &str) -> String {
     };
     let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
     let (authority, tail) = rest.split_at(authority_end);
+    // A password may also be a query parameter (`?password=…`), in any letter case.
+    let tail = match tail.split_once('?') {
+        Some((path, query)) => {
+            let params: Vec<String> = query
+                .split('&')
+                .map(|param| match param.split_once('=') {
+                    Some((key, _)) if key.eq_ignore_ascii_case("password") => {
+                        format!("{key}=***")
+                    }
+                    _ => param.to_string(),
+                })
+                .collect();
+            format!("{path}?{}", params.join("&"))
+        }
+        None => tail.to_string(),
+    };
     match authority.rsplit_once('@') {
         Some((userinfo, host)) => match userinfo.split_once(':') {
             Some((user, _)) => format!("{scheme}://{user}:***@{host}{tail}"),
-            None => url.to_string(),
+            None => format!("{scheme}://{authority}{tail}"),
         },
-        None => url.to_string(),
+        None => format!("{scheme}://{authority}{tail}"),
     }
 }
 
@@ -152,6 +168,14 @@ mod tests {
         assert_eq!(
             redacted("postgres:///db?host=/run/pg"),
             "postgres:///db?host=/run/pg"
+        );
+        assert_eq!(
+            redacted("postgresql://quire@db/quire?sslmode=disable&password=s3cret"),
+            "postgresql://quire@db/quire?sslmode=disable&password=***"
+        );
+        assert_eq!(
+            redacted("postgres:///db?PassWord=s3cret&host=/run/pg"),
+            "postgres:///db?PassWord=***&host=/run/pg"
         );
     }
 }

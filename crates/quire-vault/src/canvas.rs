@@ -39,12 +39,19 @@ struct CanvasFile {
     nodes: Vec<CanvasNode>,
 }
 
-/// Nodes read from one canvas at most (a larger canvas keeps its first ones).
-const MAX_NODES: usize = 20_000;
+/// Nodes read from one canvas at most (a larger canvas keeps its first ones, and is reported as
+/// indexed in part).
+pub const MAX_NODES: usize = 20_000;
 
 /// The Markdown a canvas's JSON stands for (see the module docs); the reason when it is not a
 /// JSON Canvas.
 pub fn canvas_markdown(json: &str) -> Result<String, String> {
+    canvas_markdown_counted(json).map(|(markdown, _)| markdown)
+}
+
+/// [`canvas_markdown`] and the number of nodes in the file (more than [`MAX_NODES`] when some
+/// were left out).
+fn canvas_markdown_counted(json: &str) -> Result<(String, usize), String> {
     let canvas: CanvasFile =
         serde_json::from_str(json).map_err(|e| format!("not a JSON Canvas file: {e}"))?;
     let mut nodes: Vec<&CanvasNode> = canvas.nodes.iter().take(MAX_NODES).collect();
@@ -65,7 +72,7 @@ pub fn canvas_markdown(json: &str) -> Result<String, String> {
             parts.push(part.trim_end().to_string());
         }
     }
-    Ok(parts.join("\n\n") + "\n")
+    Ok((parts.join("\n\n") + "\n", canvas.nodes.len()))
 }
 
 /// `[[Folder/Note#Heading]]` for a file node; `None` for a path a wikilink cannot hold.
@@ -85,13 +92,13 @@ pub fn canvas_note(
     json: &str,
     sha256: String,
     options: &ParseOptions,
-) -> Result<Note, String> {
-    let markdown = canvas_markdown(json)?;
+) -> Result<(Note, usize), String> {
+    let (markdown, nodes) = canvas_markdown_counted(json)?;
     let mut note = parse_note(path, &markdown, options);
     let name = path.rsplit('/').next().unwrap_or(path);
     note.title = name.strip_suffix(".canvas").unwrap_or(name).to_string();
     note.sha256 = sha256;
-    Ok(note)
+    Ok((note, nodes))
 }
 
 #[cfg(test)]
@@ -106,13 +113,14 @@ mod tests {
             {"id":"c","type":"group","label":"Risks","x":0,"y":500,"width":10,"height":10},
             {"id":"d","type":"file","file":"diagram.png","x":0,"y":900,"width":10,"height":10}
         ],"edges":[]}"##;
-        let note = canvas_note(
+        let (note, nodes) = canvas_note(
             "Boards/Launch.canvas",
             json,
             "x".into(),
             &Default::default(),
         )
         .expect("a canvas");
+        assert_eq!(nodes, 4);
         assert_eq!(note.title, "Launch");
         assert_eq!(
             note.source,

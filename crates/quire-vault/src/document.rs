@@ -75,11 +75,12 @@ pub fn document_from_bytes(
         DocumentKind::Canvas => {
             let sha256 = sha256_hex(&bytes);
             let text = decode_note(bytes)?;
-            let note = crate::canvas::canvas_note(path, &text, sha256, &settings.parse)
+            let (note, nodes) = crate::canvas::canvas_note(path, &text, sha256, &settings.parse)
                 .map_err(|error| SkipReason::Malformed { error })?;
+            let limit = crate::canvas::MAX_NODES;
             Ok(Loaded {
                 note,
-                partial: None,
+                partial: (nodes > limit).then_some(SkipReason::TooManyNodes { nodes, limit }),
             })
         }
         DocumentKind::Pdf => {
@@ -144,4 +145,41 @@ pub fn read_attachments(paths: &[String], settings: &VaultSettings) -> Vec<Attac
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_canvas_over_the_node_cap_is_indexed_in_part_and_says_so() {
+        let limit = crate::canvas::MAX_NODES;
+        let nodes: Vec<String> = (0..=limit)
+            .map(|i| {
+                format!(
+                    r#"{{"id":"n{i}","type":"text","text":"node {i}","x":0,"y":{i},"width":1,"height":1}}"#
+                )
+            })
+            .collect();
+        let json = format!(r#"{{"nodes":[{}]}}"#, nodes.join(","));
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let settings =
+            VaultSettings::load(dir.path(), &Default::default()).expect("an empty vault");
+        let loaded = document_from_bytes(
+            "Big.canvas",
+            DocumentKind::Canvas,
+            json.into_bytes(),
+            &settings,
+        )
+        .expect("a canvas");
+        assert_eq!(
+            loaded.partial,
+            Some(SkipReason::TooManyNodes {
+                nodes: limit + 1,
+                limit
+            })
+        );
+        assert!(loaded.note.source.contains(&format!("node {}", limit - 1)));
+        assert!(!loaded.note.source.contains(&format!("node {limit}")));
+    }
 }

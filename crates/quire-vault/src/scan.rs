@@ -160,6 +160,13 @@ pub enum SkipReason {
         /// The pages indexed.
         limit: usize,
     },
+    /// A canvas with more nodes than [`crate::canvas::MAX_NODES`]: only the first are indexed.
+    TooManyNodes {
+        /// Its node count.
+        nodes: usize,
+        /// The nodes indexed.
+        limit: usize,
+    },
 }
 
 impl SkipReason {
@@ -178,7 +185,9 @@ impl SkipReason {
     pub fn is_partial(&self) -> bool {
         matches!(
             self,
-            SkipReason::TooManyChunks { .. } | SkipReason::TooManyPages { .. }
+            SkipReason::TooManyChunks { .. }
+                | SkipReason::TooManyPages { .. }
+                | SkipReason::TooManyNodes { .. }
         )
     }
 }
@@ -224,6 +233,12 @@ impl std::fmt::Display for SkipReason {
             SkipReason::Malformed { error } => write!(f, "cannot be read: {error}"),
             SkipReason::TooManyPages { pages, limit } => {
                 write!(f, "{pages} pages: only the first {limit} are indexed")
+            }
+            SkipReason::TooManyNodes { nodes, limit } => {
+                write!(
+                    f,
+                    "{nodes} canvas nodes: only the first {limit} are indexed"
+                )
             }
         }
     }

@@ -293,6 +293,17 @@ fn an_article_too_large_binary_or_not_utf8_is_refused_clearly() {
     std::fs::write(&big, "word ".repeat(5 * 1024 * 1024 / 5 + 1)).unwrap();
     let e = refused(&big);
     assert!(e.contains("big.md") && e.contains("5 MiB"), "{e}");
+    // A sparse file of 1 TB is refused by its size, not read (or allocated) first.
+    let sparse = dir.join("sparse.md");
+    std::fs::File::create(&sparse)
+        .unwrap()
+        .set_len(1 << 40)
+        .unwrap();
+    let e = refused(&sparse);
+    assert!(
+        e.contains("sparse.md") && e.contains("1099511627776 bytes") && e.contains("5 MiB"),
+        "{e}"
+    );
     let pdf = dir.join("paper.pdf");
     std::fs::write(&pdf, b"%PDF-1.7\n\x00\x01\x02binary").unwrap();
     let e = refused(&pdf);

@@ -7,7 +7,9 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
-use quire_app::article::{Article, ArticleReport, MAX_ARTICLE_BYTES, VectorCache, decode_article};
+use quire_app::article::{
+    Article, ArticleReport, MAX_ARTICLE_BYTES, VectorCache, article_too_large, decode_article,
+};
 use quire_assist::ask::AnswerKind;
 use quire_assist::context::{ContextLimits, SourceReader};
 use quire_assist::questions;
@@ -49,8 +51,8 @@ fn read_article(file: &Path) -> Result<(String, String)> {
         .unwrap_or_else(|| file.display().to_string());
     let bytes = match quire_vault::atomic::read_regular(file, MAX_ARTICLE_BYTES as u64) {
         Ok(bytes) => bytes,
-        // Refused with the same words as an over-long stdin.
-        Err(ReadError::TooLarge { bytes }) => vec![0; (bytes as usize).max(MAX_ARTICLE_BYTES + 1)],
+        // Refused by its size, with the same words as an over-long stdin; nothing is allocated.
+        Err(ReadError::TooLarge { bytes }) => return Err(article_too_large(&name, bytes).into()),
         Err(ReadError::NotAFile { kind }) => {
             bail!("{}: a {kind}, not an article file", file.display())
         }
