@@ -83,6 +83,18 @@ fn publish_pinned(
     if !locked {
         return Err(PgError::Busy);
     }
+    // The database's generation only moves forward, through rebuilds too: read it before
+    // anything is dropped.
+    let has_meta: bool = tx
+        .query_one("SELECT to_regclass('quire_meta') IS NOT NULL", &[])?
+        .get(0);
+    let stored_generation: u64 = if has_meta {
+        tx.query_opt("SELECT value FROM quire_meta WHERE key = 'generation'", &[])?
+            .and_then(|row| row.get::<_, String>(0).parse().ok())
+            .unwrap_or(0)
+    } else {
+        0
+    };
     if options.rebuild {
         tx.batch_execute(schema::DROP)?;
     }
@@ -151,7 +163,7 @@ fn publish_pinned(
         tx.commit()?;
         return Ok(PublishStats {
             notes: notes.len(),
-            generation,
+            generation: stored_generation,
             millis: started.elapsed().as_millis() as u64,
             ..PublishStats::default()
         });
@@ -306,7 +318,11 @@ fn publish_pinned(
     };
     put_meta("schema_version", schema::SCHEMA_VERSION)?;
     put_meta("dimension", &dimension.to_string())?;
-    put_meta("generation", &generation.to_string())?;
+    // A second local index of the vault (another machine, a rebuilt index) publishing after
+    // the first counts on from the database's generation, never back.
+    let published = generation.max(stored_generation + 1);
+    stats.generation = published;
+    put_meta("generation", &published.to_string())?;
     put_meta("source_digest", &digest)?;
     if !local_space.is_empty() {
         put_meta("space", &local_space)?;
@@ -318,6 +334,17 @@ fn publish_pinned(
     tx.commit()?;
     stats.millis = started.elapsed().as_millis() as u64;
     Ok(stats)
+}
+
+/// `text` fit for a PostgreSQL text column, which refuses NUL: each one becomes U+FFFD. The
+/// vault's reader already leaves none (see `quire_vault::scan::decode_note`); this keeps one
+/// that slipped through from failing every later publish.
+fn no_nul(text: &str) -> String {
+    if text.contains('\0') {
+        text.replace('\0', "\u{FFFD}")
+    } else {
+        text.to_string()
+    }
 }
 
 /// Chunk rows per insert statement.
@@ -382,10 +409,10 @@ impl Batch {
     ) {
         let n = &mut self.notes;
         n.path.push(note.path.clone());
-        n.title.push(note.title.clone());
+        n.title.push(no_nul(&note.title));
         n.sha256.push(note.sha256.clone());
         n.fingerprint.push(fingerprint);
-        n.properties.push(properties);
+        n.properties.push(no_nul(&properties));
         n.centroid.push(centroid);
     }
 
@@ -404,28 +431,29 @@ impl Batch {
         k.id.push(c.id.clone());
         k.seq.push(to_i32(seq));
         k.ordinal.push(to_i32(c.ordinal));
-        k.heading_path
-            .push(serde_json::to_string(&c.heading_path).unwrap_or_default());
+        k.heading_path.push(no_nul(
+            &serde_json::to_string(&c.heading_path).unwrap_or_default(),
+        ));
         k.start_line.push(to_i32(c.start_line));
         k.end_line.push(to_i32(c.end_line));
         k.content_hash.push(c.content_hash.clone());
-        k.text.push(c.text.clone());
-        k.tsv.push(tsv);
+        k.text.push(no_nul(&c.text));
+        k.tsv.push(no_nul(&tsv));
         k.folders.push(text::folders(&c.note_path).join(SEP));
-        k.tags.push(tags.join(SEP));
+        k.tags.push(no_nul(&tags.join(SEP)));
         k.embedding.push(embedding);
     }
 
     fn tag(&mut self, path: &str, tag: &str) {
         self.tags.0.push(path.to_string());
-        self.tags.1.push(tag.to_string());
+        self.tags.1.push(no_nul(tag));
     }
 
     fn link(&mut self, l: &quire_index::store::LinkRow) {
         let k = &mut self.links;
         k.path.push(l.note_path.clone());
-        k.target.push(l.target.clone());
-        k.subpath.push(l.subpath.clone());
+        k.target.push(no_nul(&l.target));
+        k.subpath.push(l.subpath.as_deref().map(no_nul));
         k.kind.push(l.kind.clone());
         k.line.push(to_i32(l.line));
     }

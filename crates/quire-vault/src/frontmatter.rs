@@ -169,6 +169,9 @@ fn yaml_to_json(value: yaml_serde::Value) -> Json {
                     .unwrap_or_else(|| Json::String(n.to_string()))
             }
         }
+        // YAML's `\0` escape: a NUL in a property becomes U+FFFD, as nothing downstream (the
+        // database index first) may hold one.
+        Y::String(s) if s.contains('\0') => Json::String(s.replace('\0', "\u{FFFD}")),
         Y::String(s) => Json::String(s),
         Y::Sequence(items) => Json::Array(items.into_iter().map(yaml_to_json).collect()),
         Y::Mapping(map) => Json::Object(

@@ -723,9 +723,14 @@ pub fn io_reason(path: &Path, error: &std::io::Error) -> SkipReason {
 }
 
 /// Checks that note bytes are text: no NUL byte in the first 8 KiB, valid UTF-8.
-pub fn decode_note(bytes: Vec<u8>) -> Result<String, SkipReason> {
+pub fn decode_note(mut bytes: Vec<u8>) -> Result<String, SkipReason> {
     if bytes.iter().take(8192).any(|&b| b == 0) {
         return Err(SkipReason::Binary);
+    }
+    // A NUL later in a text file is read as a space: one byte for one, so every line and byte
+    // offset stays the file's, and no index (PostgreSQL refuses NUL in text) gets one.
+    for byte in bytes.iter_mut().filter(|b| **b == 0) {
+        *byte = b' ';
     }
     String::from_utf8(bytes).map_err(|e| {
         let at = e.utf8_error().valid_up_to();
