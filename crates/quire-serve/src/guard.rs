@@ -8,7 +8,9 @@
 //!    (`app://obsidian.md`); anything else gets 403 `forbidden_origin`. Allowed origins get CORS
 //!    headers; a preflight (`OPTIONS`) from them is answered here, without a token, as browsers
 //!    send none.
-//! 3. **Token.** When a token is configured (always, when the server listens beyond loopback),
+//! 3. **Token.** A second token (`--mcp-token`) opens `/mcp` only and is refused (403
+//!    `token_scope`) everywhere else, so an AI client given it can propose but never apply.
+//!    When a token is configured (always, when the server listens beyond loopback),
 //!    every request must present it: `Authorization: Bearer <token>`, the `quire_token` cookie
 //!    the page receives when opened as `/?token=<token>`, or a `token` query parameter (for
 //!    `EventSource`, which cannot set headers). The scheme's name is matched ignoring case
@@ -214,19 +216,37 @@ pub(crate) async fn guard(
             return finish(StatusCode::NO_CONTENT.into_response(), Some(origin));
         }
     }
-    if let Some(expected) = &app.token {
-        let presented = presented_tokens(headers, request.uri().query());
-        if !presented.iter().any(|t| same_secret(t, expected)) {
-            let message = if presented.is_empty() {
-                "a token is required: send `Authorization: Bearer <token>`, or open the page as /?token=<token>"
-            } else {
-                "the token is wrong"
-            };
-            return finish(
-                ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", message).into_response(),
-                origin.as_ref(),
-            );
-        }
+    let presented = presented_tokens(headers, request.uri().query());
+    let holds = |secret: &Option<String>| {
+        secret
+            .as_ref()
+            .is_some_and(|s| presented.iter().any(|t| same_secret(t, s)))
+    };
+    let path = request.uri().path();
+    let to_mcp = path == "/mcp" || path.starts_with("/mcp/");
+    // The MCP token opens /mcp and nothing else: an AI client holding it can propose a change
+    // through its tools but never apply one.
+    if !to_mcp && holds(&app.mcp_token) && !holds(&app.token) {
+        return finish(
+            ApiError::new(
+                StatusCode::FORBIDDEN,
+                "token_scope",
+                "this token opens /mcp only: applying proposals and the rest of the API take the server's own token",
+            )
+            .into_response(),
+            origin.as_ref(),
+        );
+    }
+    if app.token.is_some() && !holds(&app.token) && !(to_mcp && holds(&app.mcp_token)) {
+        let message = if presented.is_empty() {
+            "a token is required: send `Authorization: Bearer <token>`, or open the page as /?token=<token>"
+        } else {
+            "the token is wrong"
+        };
+        return finish(
+            ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", message).into_response(),
+            origin.as_ref(),
+        );
     }
     let response = next.run(request).await;
     finish(response, origin.as_ref())

@@ -111,6 +111,9 @@ pub struct ServeConfig {
     pub port: u16,
     /// Required on every request when set; must be set to bind beyond loopback.
     pub token: Option<String>,
+    /// A token that opens `/mcp` only: give it to AI clients, which may then propose changes
+    /// but never apply one (applying, like the rest of the API, takes [`ServeConfig::token`]).
+    pub mcp_token: Option<String>,
     /// The chat model for `ask` and `draft`; `None` answers offline (extractive answers,
     /// gathered material).
     pub chat: Option<Arc<dyn ChatModel>>,
@@ -126,6 +129,7 @@ impl ServeConfig {
             host: "127.0.0.1".into(),
             port: DEFAULT_PORT,
             token: None,
+            mcp_token: None,
             chat: None,
             mount: None,
         }
@@ -138,6 +142,8 @@ pub(crate) struct AppState {
     pub reader: SourceReader,
     pub chat: Option<Arc<dyn ChatModel>>,
     pub token: Option<String>,
+    /// The token that opens `/mcp` only (see [`ServeConfig::mcp_token`]).
+    pub mcp_token: Option<String>,
     /// Only loopback `Host` headers pass (the server listens on loopback).
     pub loopback_only: bool,
     pub watching: bool,
@@ -285,6 +291,7 @@ fn build_app(
         reader,
         chat: config.chat,
         token,
+        mcp_token: config.mcp_token,
         loopback_only,
         watching,
         events: sender,
@@ -315,6 +322,8 @@ pub fn serve(config: ServeConfig) -> Result<(), ServeError> {
     let addr = bind_address(&config.host, config.port)?;
     let loopback_only = addr.ip().is_loopback();
     let token = checked_token(config.token.clone())?;
+    let mut config = config;
+    config.mcp_token = checked_token(config.mcp_token.take())?;
     if token.is_none() && !loopback_only {
         return Err(ServeError::TokenRequired {
             addr,

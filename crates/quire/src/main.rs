@@ -145,6 +145,10 @@ enum Command {
         /// Required with a non-loopback --host; at least 16 characters.
         #[arg(long, env = "QUIRE_TOKEN", hide_env_values = true)]
         token: Option<String>,
+        /// A second secret that opens /mcp only: give it to AI clients, which can then propose
+        /// changes but never apply one (applying takes --token). At least 16 characters.
+        #[arg(long, env = "QUIRE_MCP_TOKEN", hide_env_values = true)]
+        mcp_token: Option<String>,
         /// Do not watch the vault: serve the index as it is.
         #[arg(long)]
         no_watch: bool,
@@ -400,6 +404,7 @@ fn run(cli: &Cli, out: &mut String) -> Result<ExitCode> {
             host,
             port,
             token,
+            mcp_token,
             no_watch,
             debounce_ms,
         } => serving::serve(
@@ -408,6 +413,7 @@ fn run(cli: &Cli, out: &mut String) -> Result<ExitCode> {
                 host,
                 port: *port,
                 token: token.as_deref(),
+                mcp_token: mcp_token.as_deref(),
                 no_watch: *no_watch,
                 debounce_ms: *debounce_ms,
             },

@@ -15,6 +15,7 @@ pub(crate) struct ServeFlags<'a> {
     pub host: &'a str,
     pub port: u16,
     pub token: Option<&'a str>,
+    pub mcp_token: Option<&'a str>,
     pub no_watch: bool,
     pub debounce_ms: Option<u64>,
 }
@@ -63,6 +64,7 @@ pub(crate) fn serve(cli: &Cli, flags: ServeFlags<'_>) -> Result<ExitCode> {
     config.host = flags.host.to_string();
     config.port = flags.port;
     config.token = flags.token.map(str::to_string);
+    config.mcp_token = flags.mcp_token.map(str::to_string);
     config.chat = chat;
     config.mount = Some(Box::new(mount_mcp));
     quire_serve::serve(config)?;

@@ -35,6 +35,7 @@ use support::{FakeChat, Server, answer, copy_tree as copy_dir, corpora};
 
 const PATIENCE: Duration = Duration::from_secs(60);
 const TOKEN: &str = "correct-horse-battery-staple";
+const MCP_TOKEN: &str = "mcp-only-token-for-ai-clients";
 
 fn workspace() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -487,7 +488,9 @@ fn a_token_is_required_beyond_loopback_and_checked_on_every_route() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("at least 16"));
 
     let mut command = quire(&f);
-    command.env("QUIRE_TOKEN", TOKEN);
+    command
+        .env("QUIRE_TOKEN", TOKEN)
+        .env("QUIRE_MCP_TOKEN", MCP_TOKEN);
     let server = serve(command, &["--host", "0.0.0.0"]);
     let port = server.addr.rsplit(':').next().unwrap().to_string();
     let base = format!("http://127.0.0.1:{port}");
@@ -547,6 +550,48 @@ fn a_token_is_required_beyond_loopback_and_checked_on_every_route() {
         assert_eq!(status, 401, "{route}: {text}");
     }
     wait_ready_with_token(&base);
+    // The MCP token opens /mcp and nothing else: an AI client holding it cannot apply.
+    let mcp_bearer = format!("Bearer {MCP_TOKEN}");
+    let mut response = agent()
+        .post(&format!("{base}/mcp"))
+        .header("Authorization", &mcp_bearer)
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .send(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "scope-test", "version": "0"}}})
+            .to_string(),
+        )
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    assert!(
+        response
+            .body_mut()
+            .read_to_string()
+            .unwrap()
+            .contains("serverInfo")
+    );
+    let (status, body) = get(
+        &format!("{base}/api/proposals"),
+        &[("Authorization", &mcp_bearer)],
+    );
+    assert_eq!(status, 403, "{body}");
+    assert_eq!(body["error"]["code"], "token_scope");
+    let mut response = agent()
+        .post(&format!("{base}/api/proposals/20261203-120000-abcd/apply"))
+        .header("Authorization", &mcp_bearer)
+        .header("Content-Type", "application/json")
+        .send("{}")
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 403);
+    assert!(
+        response
+            .body_mut()
+            .read_to_string()
+            .unwrap()
+            .contains("token_scope")
+    );
     let bearer = format!("Bearer {TOKEN}");
     for route in routes
         .iter()
