@@ -269,6 +269,27 @@ impl FullText {
     }
 }
 
+/// The length BM25 uses for a field of `tokens` tokens: the index keeps a field's length in one
+/// byte (exact up to 40, coarser above), and scores with that. The team database stores the same
+/// value so that both score alike.
+pub fn stored_field_length(tokens: u32) -> u32 {
+    tantivy::fieldnorm::FieldNormReader::id_to_fieldnorm(
+        tantivy::fieldnorm::FieldNormReader::fieldnorm_to_id(tokens),
+    )
+}
+
+/// BM25's term-frequency saturation, as the index scores it.
+pub const BM25_K1: f64 = 1.2;
+/// BM25's length normalisation, as the index scores it.
+pub const BM25_B: f64 = 0.75;
+
+/// BM25's inverse document frequency of a term in `doc_freq` of `docs` documents, as the index
+/// scores it.
+pub fn bm25_idf(doc_freq: u64, docs: u64) -> f64 {
+    let x = (docs.saturating_sub(doc_freq) as f64 + 0.5) / (doc_freq as f64 + 0.5);
+    (1.0 + x).ln()
+}
+
 /// BM25 statistics over the live documents only.
 ///
 /// tantivy's own statistics count documents that were deleted but not yet merged away, so after

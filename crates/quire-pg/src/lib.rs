@@ -11,9 +11,11 @@
 //! block the writer or each other.
 //!
 //! The search itself is `quire_search::retrieval::search`, the same code as the local index's:
-//! only the two rankings come from Postgres (a `tsvector` of quire's own analyzer terms ranked
-//! by `ts_rank` with the title/heading/body weights, and pgvector's HNSW cosine search), so
-//! filters, fusion, grouping and snippets cannot drift apart.
+//! only the two rankings come from Postgres (a `tsvector` of quire's own analyzer terms, scored
+//! with BM25 exactly as the local index scores it: the same field boosts, the same collection
+//! statistics recorded at publish, the same stored field lengths; and pgvector's HNSW cosine
+//! search), so filters, fusion, grouping and snippets cannot drift apart, and a query ranks the
+//! same notes first on both.
 //!
 //! ```no_run
 //! # fn main() -> Result<(), quire_pg::PgError> {

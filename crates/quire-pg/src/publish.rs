@@ -308,6 +308,17 @@ fn publish_pinned(
         tx.batch_execute("SET LOCAL maintenance_work_mem = '512MB'")?;
         tx.batch_execute(schema::INDEXES)?;
     }
+    // BM25's collection statistics, as the local index keeps them: chunks, and terms per field.
+    let totals = tx.query_one(
+        "SELECT count(*), coalesce(sum(lengths[1]), 0), coalesce(sum(lengths[2]), 0),
+                coalesce(sum(lengths[3]), 0)
+         FROM quire_chunks",
+        &[],
+    )?;
+    let bm25 = serde_json::json!({
+        "docs": totals.get::<_, i64>(0),
+        "tokens": [totals.get::<_, i64>(1), totals.get::<_, i64>(2), totals.get::<_, i64>(3)],
+    });
     let mut put_meta = |key: &str, value: &str| -> Result<(), PgError> {
         tx.execute(
             "INSERT INTO quire_meta (key, value) VALUES ($1, $2)
@@ -324,6 +335,7 @@ fn publish_pinned(
     stats.generation = published;
     put_meta("generation", &published.to_string())?;
     put_meta("source_digest", &digest)?;
+    put_meta("bm25", &bm25.to_string())?;
     if !local_space.is_empty() {
         put_meta("space", &local_space)?;
     }
@@ -385,6 +397,10 @@ struct ChunkColumns {
     content_hash: Vec<String>,
     text: Vec<String>,
     tsv: Vec<String>,
+    /// Terms in the title, heading path and body (BM25's field lengths), column by column.
+    lengths: [Vec<i32>; 3],
+    /// The same lengths as the local index stores them (see `stored_field_length`).
+    norms: [Vec<f32>; 3],
     folders: Vec<String>,
     tags: Vec<String>,
     embedding: Vec<Option<Vector>>,
@@ -424,9 +440,13 @@ impl Batch {
         doc: &FullTextDoc,
         embedding: Option<Vector>,
     ) {
-        let tsv = text::tsvector(&doc.title, &doc.headings, &doc.body);
+        let (tsv, lengths) = text::tsvector(&doc.title, &doc.headings, &doc.body);
         let tags = text::tag_terms(&doc.tags);
         let k = &mut self.chunks;
+        for (field, length) in lengths.into_iter().enumerate() {
+            k.lengths[field].push(i32::try_from(length).unwrap_or(i32::MAX));
+            k.norms[field].push(quire_index::fulltext::stored_field_length(length) as f32);
+        }
         k.path.push(c.note_path.clone());
         k.id.push(c.id.clone());
         k.seq.push(to_i32(seq));
@@ -481,15 +501,16 @@ impl Batch {
         if !c.path.is_empty() {
             tx.execute(
                 "INSERT INTO quire_chunks (path, id, ordinal, heading_path, start_line, end_line,
-                    content_hash, text, tsv, folders, tags, embedding, seq)
+                    content_hash, text, tsv, lengths, norms, folders, tags, embedding, seq)
                  SELECT path, id, ordinal, heading_path, start_line, end_line, content_hash,
-                        text, tsv::tsvector, string_to_array(folders, $13),
-                        string_to_array(tags, $13), embedding, seq
+                        text, tsv::tsvector, ARRAY[la, lb, lc], ARRAY[na, nb, nc],
+                        string_to_array(folders, $13), string_to_array(tags, $13), embedding, seq
                  FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::int[],
                              $6::int[], $7::text[], $8::text[], $9::text[], $10::text[],
-                             $11::text[], $12::vector[], $14::int[])
+                             $11::text[], $12::vector[], $14::int[], $15::int[], $16::int[],
+                             $17::int[], $18::real[], $19::real[], $20::real[])
                    AS t (path, id, ordinal, heading_path, start_line, end_line, content_hash,
-                         text, tsv, folders, tags, embedding, seq)",
+                         text, tsv, folders, tags, embedding, seq, la, lb, lc, na, nb, nc)",
                 &[
                     &c.path,
                     &c.id,
@@ -505,6 +526,12 @@ impl Batch {
                     &c.embedding,
                     &SEP,
                     &c.seq,
+                    &c.lengths[0],
+                    &c.lengths[1],
+                    &c.lengths[2],
+                    &c.norms[0],
+                    &c.norms[1],
+                    &c.norms[2],
                 ],
             )?;
         }

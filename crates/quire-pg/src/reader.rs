@@ -261,6 +261,24 @@ fn key_columns<'k>(keys: impl Iterator<Item = &'k ChunkKey>) -> (Vec<&'k str>, V
     keys.map(|k| (k.path.as_str(), k.id.as_str())).unzip()
 }
 
+/// BM25's collection statistics as the writer recorded them: chunks, and terms per field (title,
+/// heading path, body).
+fn bm25_statistics(tx: &mut Transaction<'_>) -> Result<(u64, [u64; 3]), SearchError> {
+    let recorded: Option<String> = tx
+        .query_opt("SELECT value FROM quire_meta WHERE key = 'bm25'", &[])
+        .map_err(db)?
+        .map(|r| r.get(0));
+    let value: serde_json::Value = recorded
+        .and_then(|v| serde_json::from_str(&v).ok())
+        .unwrap_or_default();
+    let docs = value["docs"].as_u64().unwrap_or(0);
+    let mut tokens = [0u64; 3];
+    for (field, total) in tokens.iter_mut().enumerate() {
+        *total = value["tokens"][field].as_u64().unwrap_or(0);
+    }
+    Ok((docs, tokens))
+}
+
 fn db(e: postgres::Error) -> SearchError {
     SearchError::Backend(format!("PostgreSQL: {}", describe(&e)))
 }
@@ -421,6 +439,11 @@ impl Retrieval for Snapshot<'_> {
             .collect())
     }
 
+    /// BM25 as the local index scores it (see `quire_index::fulltext`): per field (title A,
+    /// heading path B, body C in the `tsvector`), each query term's inverse document frequency
+    /// over all chunks, its frequency in the chunk, the field's stored length against its average,
+    /// times the field's boost; summed. The statistics are the writer's (`bm25` in `quire_meta`);
+    /// the chunks holding any term come from the GIN index.
     fn lexical(
         &self,
         query: &str,
@@ -428,22 +451,68 @@ impl Retrieval for Snapshot<'_> {
         filter: &Filter,
         boosts: Boosts,
     ) -> Result<Vec<(ChunkKey, f32)>, SearchError> {
+        let terms = text::query_terms(query);
         let Some(tsquery) = text::tsquery(query) else {
             return Ok(Vec::new());
         };
-        // ts_rank's weights are {D, C, B, A}: body is C, headings B, the title A (see
-        // text::tsvector); a field with no weight is not searched, as in the local index.
-        let weight = |w: f32| w.max(0.0);
-        let top = weight(boosts.title)
-            .max(weight(boosts.heading))
-            .max(weight(boosts.body))
-            .max(f32::MIN_POSITIVE);
-        let weights: Vec<f32> = vec![
-            0.0,
-            weight(boosts.body) / top,
-            weight(boosts.heading) / top,
-            weight(boosts.title) / top,
-        ];
+        let mut tx = self.tx.borrow_mut();
+        let (docs, tokens) = bm25_statistics(&mut tx)?;
+        if docs == 0 {
+            return Ok(Vec::new());
+        }
+        let mut counted: Vec<(&str, usize)> = Vec::new();
+        for term in &terms {
+            match counted.iter_mut().find(|(t, _)| t == term) {
+                Some((_, n)) => *n += 1,
+                None => counted.push((term, 1)),
+            }
+        }
+        // One row per (term, field) that is searched: a field without weight is not, as in
+        // the local index.
+        let mut rows: Vec<(String, String, i32, f64)> = Vec::new();
+        let mut queries: Vec<String> = Vec::new();
+        for (term, times) in &counted {
+            for (field, boost) in [boosts.title, boosts.heading, boosts.body]
+                .into_iter()
+                .enumerate()
+            {
+                if boost <= 0.0 {
+                    continue;
+                }
+                let weight = text::FIELD_WEIGHTS[field];
+                queries.push(text::field_tsquery(term, weight));
+                rows.push((
+                    (*term).to_string(),
+                    weight.to_string(),
+                    field as i32 + 1,
+                    f64::from(boost) * *times as f64,
+                ));
+            }
+        }
+        if rows.is_empty() {
+            return Ok(Vec::new());
+        }
+        let freqs: Vec<i64> = tx
+            .query(
+                "SELECT (SELECT count(*) FROM quire_chunks WHERE tsv @@ CAST(w.q AS tsquery))
+                 FROM unnest($1::text[]) WITH ORDINALITY AS w (q, n) ORDER BY w.n",
+                &[&queries],
+            )
+            .map_err(db)?
+            .into_iter()
+            .map(|r| r.get(0))
+            .collect();
+        let (mut w_term, mut w_weight, mut w_field, mut w_factor, mut w_avg) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for ((term, weight, field, boost), freq) in rows.into_iter().zip(freqs) {
+            let idf = quire_index::fulltext::bm25_idf(u64::try_from(freq).unwrap_or(0), docs);
+            let field_tokens = tokens[usize::try_from(field - 1).unwrap_or(0)];
+            w_term.push(term);
+            w_weight.push(weight);
+            w_field.push(field);
+            w_factor.push(boost * idf * (1.0 + quire_index::fulltext::BM25_K1));
+            w_avg.push((field_tokens as f64 / docs as f64).max(f64::MIN_POSITIVE));
+        }
         let folder = filter
             .folder
             .as_ref()
@@ -453,18 +522,34 @@ impl Retrieval for Snapshot<'_> {
             .as_ref()
             .map(|t| t.trim_start_matches('#').to_lowercase());
         let limit = i64::try_from(want).unwrap_or(i64::MAX);
-        let rows = self
-            .tx
-            .borrow_mut()
+        let (k1, b) = (
+            quire_index::fulltext::BM25_K1,
+            quire_index::fulltext::BM25_B,
+        );
+        let rows = tx
             .query(
-                // Normalisation 1 divides by 1 + log(length): long chunks do not win by size.
-                "SELECT path, id, ts_rank($2::real[], tsv, q, 1) AS score
-                 FROM quire_chunks, CAST($1::text AS tsquery) AS q
-                 WHERE tsv @@ q
-                   AND ($3::text IS NULL OR $3 = ANY (folders))
-                   AND ($4::text IS NULL OR $4 = ANY (tags))
-                 ORDER BY score DESC, path, id LIMIT $5",
-                &[&tsquery, &weights, &folder, &tag, &limit],
+                "SELECT c.path, c.id,
+                        sum(w.factor * t.tf
+                            / (t.tf + $9::float8 * (1 - $10::float8 + $10::float8 * c.norms[w.field] / w.avg)))::real
+                          AS score
+                 FROM quire_chunks c
+                 CROSS JOIN LATERAL (
+                    SELECT u.lexeme, x.weight, count(*)::float8 AS tf
+                    FROM unnest(c.tsv) AS u, unnest(u.weights) AS x (weight)
+                    WHERE u.lexeme = ANY ($2)
+                    GROUP BY u.lexeme, x.weight) AS t
+                 JOIN unnest($2::text[], $3::text[], $4::int[], $5::float8[], $6::float8[])
+                    AS w (term, weight, field, factor, avg)
+                   ON w.term = t.lexeme AND w.weight = t.weight
+                 WHERE c.tsv @@ CAST($1::text AS tsquery)
+                   AND ($7::text IS NULL OR $7 = ANY (c.folders))
+                   AND ($8::text IS NULL OR $8 = ANY (c.tags))
+                 GROUP BY c.path, c.id
+                 ORDER BY score DESC, c.path, c.id LIMIT $11",
+                &[
+                    &tsquery, &w_term, &w_weight, &w_field, &w_factor, &w_avg, &folder, &tag,
+                    &k1, &b, &limit,
+                ],
             )
             .map_err(db)?;
         Ok(rows

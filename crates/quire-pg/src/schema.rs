@@ -2,7 +2,7 @@
 //! their own with the URL's `options=-csearch_path=…` to keep several vaults in one database.
 
 /// The layout version; a database at another one is refused until `quire index --rebuild`.
-pub(crate) const SCHEMA_VERSION: &str = "2";
+pub(crate) const SCHEMA_VERSION: &str = "3";
 
 /// The first half of the advisory lock key of the one writer ('quir' as a number); the second
 /// half is the hash of the schema the tables are in, so that vaults kept in schemas of their
@@ -24,7 +24,8 @@ pub(crate) fn tables(dimension: usize) -> String {
             id text NOT NULL, seq integer NOT NULL, ordinal integer NOT NULL,
             heading_path text NOT NULL,
             start_line integer NOT NULL, end_line integer NOT NULL, content_hash text NOT NULL,
-            text text NOT NULL, tsv tsvector NOT NULL, folders text[] NOT NULL,
+            text text NOT NULL, tsv tsvector NOT NULL,
+            lengths integer[] NOT NULL, norms real[] NOT NULL, folders text[] NOT NULL,
             tags text[] NOT NULL, embedding vector({dimension}),
             PRIMARY KEY (path, id));
          CREATE TABLE IF NOT EXISTS quire_tags (

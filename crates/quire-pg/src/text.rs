@@ -10,7 +10,7 @@ use quire_index::analyzer::{analyze, strip_html};
 
 /// The version of what this module makes of a text (and of quire's analyzer under it): part
 /// of every note's fingerprint, so a change here rewrites the published terms.
-pub const TERMS_VERSION: &str = "1";
+pub const TERMS_VERSION: &str = "2";
 
 /// Postgres' largest position in a `tsvector` (larger ones are stored as it).
 const MAX_POSITION: usize = 16_383;
@@ -34,12 +34,18 @@ fn quote(term: &str) -> String {
 }
 
 /// The `tsvector` literal of a chunk: its note's title weighted A, its heading path B, its
-/// body C, each term with its positions (HTML stripped first, as the local index does).
-pub fn tsvector(title: &str, headings: &str, body: &str) -> String {
+/// body C, each term with its positions (HTML stripped first, as the local index does); and the
+/// three fields' lengths in terms, which BM25 needs.
+pub fn tsvector(title: &str, headings: &str, body: &str) -> (String, [u32; 3]) {
     let mut positions: std::collections::BTreeMap<String, Vec<String>> = Default::default();
     let mut position = 0usize;
-    for (text, weight) in [(title, 'A'), (headings, 'B'), (body, 'C')] {
+    let mut lengths = [0u32; 3];
+    for (field, (text, weight)) in [(title, 'A'), (headings, 'B'), (body, 'C')]
+        .into_iter()
+        .enumerate()
+    {
         for term in analyze(&strip_html(text)) {
+            lengths[field] += 1;
             position = (position + 1).min(MAX_POSITION);
             if term.len() >= MAX_TERM_BYTES {
                 continue;
@@ -50,11 +56,28 @@ pub fn tsvector(title: &str, headings: &str, body: &str) -> String {
             }
         }
     }
-    positions
+    let literal = positions
         .into_iter()
         .map(|(term, at)| format!("{}:{}", quote(&term), at.join(",")))
         .collect::<Vec<_>>()
-        .join(" ")
+        .join(" ");
+    (literal, lengths)
+}
+
+/// The weight letter of each field in a chunk's `tsvector`: title, heading path, body.
+pub const FIELD_WEIGHTS: [char; 3] = ['A', 'B', 'C'];
+
+/// The `tsquery` literal that matches chunks holding `term` in the field of `weight`.
+pub fn field_tsquery(term: &str, weight: char) -> String {
+    format!("{}:{weight}", quote(term))
+}
+
+/// A query's terms as the local index searches them: analyzed, in order, a repeated term
+/// repeated (each occurrence scores, as each is a clause there).
+pub fn query_terms(query: &str) -> Vec<String> {
+    let mut terms = analyze(query);
+    terms.retain(|t| t.len() < MAX_TERM_BYTES);
+    terms
 }
 
 /// The `tsquery` literal of a query: any of its terms (as BM25's `should`); `None` when the
@@ -101,11 +124,13 @@ mod tests {
 
     #[test]
     fn a_tsvector_weights_title_headings_and_body_and_escapes_quotes() {
-        let v = tsvector(
+        let (v, lengths) = tsvector(
             "Baking",
             "Starter",
             "Bake the starter's bread at 'home' \\ now",
         );
+        // Terms per field, stop words not counted (as the local index counts a field's length).
+        assert_eq!(lengths, [1, 1, 5]);
         // Stemmed: baking → bake, counted in the title (A) and in the body (C).
         assert!(v.contains("'bake':1A,"), "{v}");
         assert!(v.contains("'starter':2B,"), "{v}");

@@ -374,8 +374,7 @@ fn ask_answers_from_the_database_and_the_files() {
     );
     assert_eq!(answer["kind"], "extractive");
     assert!(!no_index.exists(), "no local index was made");
-    // The writer's own ask, from its local index, quotes the same notes (which sections of a
-    // note can differ: BM25 in Postgres is ts_rank, not tantivy's BM25).
+    // The writer's own ask, from its local index, quotes the same notes.
     let local = json(
         &quire(BIN, &sample.vault, &sample.index)
             .args(["--json", "ask", "What is the sourdough starter called?"])
