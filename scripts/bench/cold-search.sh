@@ -5,7 +5,7 @@
 # obsidian-tasks-docs vault of the shared corpora indexed with that model. Prints the median
 # wall time (hyperfine, RUNS runs after 2 warm-ups) and the median peak
 # RSS (/usr/bin/time, RUNS runs) of
-#   - hybrid search (the figure of issue 18 §5: goal ≤ 0.15 s and ≤ 150 MB),
+#   - hybrid search (goal: ≤ 0.15 s and ≤ 150 MB for a cold process),
 #   - the same binary with --mode bm25 (the in-script baseline: no model loaded),
 #   - with QUIRE_BASELINE_BIN=/path/to/older/quire, that binary's hybrid search (e.g. one built
 #     from an earlier commit in a worktree), and the ratio.

@@ -1,6 +1,6 @@
 //! The context of an answer: which passages of which notes a model gets to read.
 //!
-//! Three steps, after the "Ask your Vault" design (seed 001):
+//! Three steps, after the ask-your-vault design that retrieval-augmented note tools share:
 //!
 //! 1. [`retrieve`]: the index's hybrid (or BM25) search proposes candidates, up to
 //!    `candidate_notes` notes with up to `candidate_chunks` chunks each, as the store recorded them

@@ -1,7 +1,7 @@
 //! Does the context answer the question at all? Offline `ask` quotes passages, and quoting twelve
 //! unrelated passages for a question the vault never mentions is worse than saying so. The rule
 //! is calibrated on a dev set of answerable and unanswerable questions over the shared vaults
-//! (`eval/answerability/`, figures in the README):
+//! (`eval/answerability/`, figures in docs/ask.md):
 //!
 //! - **coverage**: the share of the question's content words found in its best passage (a word
 //!   counts when a passage word shares its first five letters, a crude stem; CJK text counts by

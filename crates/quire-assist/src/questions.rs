@@ -1,5 +1,5 @@
-//! `questions`: what a note or a folder answers, as one short question per topic (after the
-//! chatpdf demo of seed 002).
+//! `questions`: what a note or a folder answers, as one short question per topic (as
+//! ask-a-document tools suggest questions for a newly opened article).
 //!
 //! The paragraphs are the index's chunks of the note or folder, verified against the current
 //! files like `ask`'s passages, with the vectors the index already holds: no new embedding call.

@@ -1,6 +1,6 @@
 //! Listwise reranking: a chat model reads the first notes a search found (path, title, best
-//! sections) and puts them in the order that best answers the question (issue 14 §2's "listwise
-//! reranking of the top candidates", measured with `QUIRE_RERANK` in `quire eval`).
+//! sections) and puts them in the order that best answers the question (a second
+//! opinion on the fused ranking's top candidates, measured with `QUIRE_RERANK` in `quire eval`).
 //!
 //! The model sees ids quire assigned (`D1`, `D2`, …) and replies with the JSON object the tree
 //! descent uses (`{"choose": [ids, best first], "why": …}`, a schema as `response_format`, a

@@ -52,7 +52,7 @@ pub struct Thresholds {
 
 impl Thresholds {
     /// quire's thresholds for multilingual-e5-small (`passage:` prefix on both sides), chosen
-    /// on the dev set: a starting point, not a fit (figures in the README).
+    /// on the dev set: a starting point, not a fit (figures in docs/ask.md).
     pub const DEFAULT: Thresholds = Thresholds {
         words: 0.5,
         cosine: 0.90,

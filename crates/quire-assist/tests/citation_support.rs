@@ -1,4 +1,5 @@
-//! Citations checked against the text (issue 14 §5): the answer's sentences against the
+//! Citations checked against the text (a citation must name a passage that says what the
+//! sentence says): the answer's sentences against the
 //! passages of the sample vault's Sourdough and Running notes, with the scripted fake chat
 //! server and a BM25-only index (so the check is words only, and says so).
 

@@ -10,7 +10,7 @@
 //! head), Q, K and V are one product, bias and residual are folded into the products, and the
 //! products (the `gemm` crate, which candle itself uses) and the element-wise kernels
 //! ([`crate::kernels`]) are split over a small thread pool. Candle's version of the same model
-//! ran at 0.44–0.70× PyTorch's speed on 2 cores; see the README for the figures of this one.
+//! ran at 0.44–0.70× PyTorch's speed on 2 cores; see docs/benchmarks.md for the figures of this one.
 
 use rayon::prelude::*;
 

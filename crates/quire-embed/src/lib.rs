@@ -129,7 +129,7 @@ impl EmbeddingSpace {
 }
 
 /// Score thresholds that depend on a model's cosine scale, measured per model family on the dev
-/// sets (`docs/benchmarks.md`, "Calibration"): multilingual-e5-small puts unrelated texts near
+/// sets (`docs/models.md`, "per-model thresholds", and `docs/benchmarks.md`): multilingual-e5-small puts unrelated texts near
 /// 0.75 and related ones above 0.85; EmbeddingGemma spreads them from about 0.1 to 0.8.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Calibration {

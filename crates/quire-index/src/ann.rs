@@ -29,7 +29,7 @@ use crate::store::Store;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AnnSettings {
     /// Below this many vectors in a space no build is kept: the exact scan is fast enough and
-    /// exact (see the README's measurements for where the two cross).
+    /// exact (see docs/index.md's measurements for where the two cross).
     pub min_rows: usize,
     /// Vectors added since the last build that readers scan exactly before a sync extends it.
     pub max_delta: usize,

@@ -2,7 +2,7 @@
 //!
 //! The extractor is `pdf-extract` (pure Rust, over `lopdf`): text in content-stream order with
 //! line breaks from glyph positions. It was chosen after measuring it on real PDFs (see the
-//! README's "PDFs and canvases" section). Extraction crates panic and can be made to loop or to
+//! "PDFs and canvases" section of docs/index.md). Extraction crates panic and can be made to loop or to
 //! allocate without bound, so [`extract_pdf`] never hands them a file it has not bounded first:
 //!
 //! - every compressed stream is inflated once here, with a budget for all of them together

@@ -11,7 +11,7 @@ use serde_json::json;
 use crate::Cli;
 use crate::common::{open_vault, print_json};
 
-/// Exit code of `--check` when notes differ from the export (also in the README).
+/// Exit code of `--check` when notes differ from the export (also in docs/cli.md).
 const EXIT_STALE: u8 = 3;
 
 pub(crate) fn run(

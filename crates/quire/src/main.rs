@@ -28,7 +28,7 @@ mod proposals;
 mod search;
 mod serving;
 
-/// Exit code of a failed command (also in the README).
+/// Exit code of a failed command (also in docs/cli.md).
 const EXIT_ERROR: u8 = 1;
 
 #[derive(Parser, Debug)]

@@ -1,4 +1,4 @@
-//! `quire ask` checks each cited sentence against the text of its source (issue 14 §5): the
+//! `quire ask` checks each cited sentence against the text of its source (a citation is kept only where the passage says it): the
 //! statuses in `--json`, a summary line in the human output, and `--strict` withholding an
 //! answer whose citations fail. The real binary on a copy of the sample vault (BM25 only)
 //! against the scripted fake chat server.

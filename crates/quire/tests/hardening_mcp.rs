@@ -1,4 +1,4 @@
-//! Hardening of the MCP faces and of `quire serve` (security review, issue 12): the real binary,
+//! Hardening of the MCP faces and of `quire serve` (what a security review tried): the real binary,
 //! spoken to as a client would, with the exact bytes where they matter.
 //!
 //! - one set of limits on every face (`quire_mcp::limits`): tool arguments over their limit are
