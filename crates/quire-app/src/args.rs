@@ -291,13 +291,8 @@ pub fn count_in(
     default: u32,
     max: u32,
 ) -> Result<usize, AppError> {
-    match value.unwrap_or(default) {
-        v if (1..=max).contains(&v) => Ok(v as usize),
-        v => Err(AppError::bad_arguments(
-            tool,
-            format!("`{name}` must be between 1 and {max}, not {v}"),
-        )),
-    }
+    crate::limits::check_count(name, u64::from(value.unwrap_or(default)), u64::from(max))
+        .map_err(|message| AppError::bad_arguments(tool, message))
 }
 
 #[cfg(test)]

@@ -68,13 +68,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use quire_embed::Embedder;
-use quire_index::{IndexLocation, SyncOptions};
+use quire_index::SyncOptions;
 use quire_vault::OpenOptions;
 use quire_watch::{WatchEvent, WatchHandle, WatchOptions};
 
 pub use bounds::fit_result;
 pub use error::{AppError, StartError};
 pub use live::{Live, SharedSearcher, VaultSnapshot};
+/// Where a vault's index lives: what every face names when it opens a vault.
+pub use quire_index::IndexLocation;
 pub use status::StatusReport;
 
 use crate::live::spawn_first_parse;

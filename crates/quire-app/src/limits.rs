@@ -36,6 +36,68 @@ pub const MAX_FIELD_CHARS: usize = 1_000;
 /// The longest error message sent back, in characters.
 pub const MAX_ERROR_CHARS: usize = 2_000;
 
+/// The most notes one search or similar-notes request returns (`k`, on every face).
+pub const MAX_RESULTS: u64 = 50;
+/// The most notes in an answer's context (`ask --notes`, `/api/ask`'s `notes`).
+pub const MAX_CONTEXT_NOTES: u64 = 12;
+/// The most candidate notes an answer asks of the index (`ask --candidates`).
+pub const MAX_CANDIDATE_NOTES: u64 = 200;
+/// The most passages per note, among the candidates and in the context.
+pub const MAX_PASSAGES_PER_NOTE: u64 = 20;
+/// The most characters of note text in an answer's context (`ask --budget`).
+pub const MAX_CONTEXT_BUDGET: u64 = 200_000;
+
+/// `Ok(value)` when `value` is from 1 to `max`, else the one message every face gives (the CLI
+/// as an error, HTTP as 400 `bad_request`, MCP as a tool error).
+pub fn check_count(name: &str, value: u64, max: u64) -> Result<usize, String> {
+    if (1..=max).contains(&value) {
+        return Ok(usize::try_from(value).unwrap_or(usize::MAX));
+    }
+    Err(count_message(name, &value.to_string(), max))
+}
+
+/// The message for a count that is not a whole number from 1 to `max` (`given` as it came).
+pub fn count_message(name: &str, given: &str, max: u64) -> String {
+    format!("`{name}` must be a whole number from 1 to {max}, not {given}")
+}
+
+/// How much context an answer gets, from a request's numbers (`None`: the default), each
+/// checked against its limit above: the same rules whichever face asks.
+pub fn context_limits(
+    notes: Option<u64>,
+    candidates: Option<u64>,
+    candidate_chunks: Option<u64>,
+    chunks_per_note: Option<u64>,
+    budget: Option<u64>,
+) -> Result<quire_assist::context::ContextLimits, String> {
+    let mut limits = quire_assist::context::ContextLimits::default();
+    let checked = |name: &str, value: Option<u64>, max: u64, default: usize| match value {
+        Some(v) => check_count(name, v, max),
+        None => Ok(default),
+    };
+    limits.notes = checked("notes", notes, MAX_CONTEXT_NOTES, limits.notes)?;
+    limits.candidate_notes = checked(
+        "candidates",
+        candidates,
+        MAX_CANDIDATE_NOTES,
+        limits.candidate_notes,
+    )?;
+    limits.candidate_chunks = checked(
+        "candidate_chunks",
+        candidate_chunks,
+        MAX_PASSAGES_PER_NOTE,
+        limits.candidate_chunks,
+    )?;
+    limits.chunks_per_note = checked(
+        "chunks_per_note",
+        chunks_per_note,
+        MAX_PASSAGES_PER_NOTE,
+        limits.chunks_per_note,
+    )?;
+    limits.budget = checked("budget", budget, MAX_CONTEXT_BUDGET, limits.budget)?;
+    Ok(limits)
+}
+
 /// `Err` with a message that states the limit when `value` is longer than `max` characters.
 /// The message names the argument and gives both lengths; it never quotes the value.
 pub fn check_length(name: &str, value: &str, max: usize) -> Result<(), String> {
@@ -52,6 +114,22 @@ pub fn check_length(name: &str, value: &str, max: usize) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_are_checked_with_one_message() {
+        assert_eq!(check_count("k", 50, MAX_RESULTS), Ok(50));
+        assert_eq!(
+            check_count("k", 51, MAX_RESULTS).unwrap_err(),
+            "`k` must be a whole number from 1 to 50, not 51"
+        );
+        assert!(check_count("k", 0, MAX_RESULTS).is_err());
+        let limits = context_limits(Some(12), None, None, None, None).unwrap();
+        assert_eq!((limits.notes, limits.candidate_notes), (12, 12));
+        assert_eq!(
+            context_limits(Some(13), None, None, None, None).unwrap_err(),
+            "`notes` must be a whole number from 1 to 12, not 13"
+        );
+    }
 
     #[test]
     fn lengths_are_counted_in_characters_and_never_quoted() {

@@ -102,7 +102,13 @@ pub fn search_filter(
 /// `search_notes`: notes ranked for a query, each with its best sections (also `quire serve`'s search).
 pub fn search_notes(live: &Live, args: SearchNotesArgs) -> Result<Json, AppError> {
     args.check(SEARCH_NOTES)?;
-    let k = count_in(SEARCH_NOTES, "k", args.k, 10, 50)?;
+    let k = count_in(
+        SEARCH_NOTES,
+        "k",
+        args.k,
+        10,
+        crate::limits::MAX_RESULTS as u32,
+    )?;
     let query = args.query.trim();
     if query.is_empty() {
         return Err(AppError::bad_arguments(SEARCH_NOTES, "`query` is empty"));
@@ -192,7 +198,13 @@ fn note_refs(vault: &Vault, ids: &[usize]) -> Json {
 /// `find_related_notes`: similar notes (vectors), backlinks, outgoing links, index-note parents.
 pub fn find_related_notes(live: &Live, args: FindRelatedNotesArgs) -> Result<Json, AppError> {
     args.check(FIND_RELATED_NOTES)?;
-    let k = count_in(FIND_RELATED_NOTES, "k", args.k, 10, 50)?;
+    let k = count_in(
+        FIND_RELATED_NOTES,
+        "k",
+        args.k,
+        10,
+        crate::limits::MAX_RESULTS as u32,
+    )?;
     let path = resolve_note_path(live, &args.path)?;
     let snapshot = live.vault(VAULT_WAIT)?;
     let vault = &snapshot.vault;

@@ -165,6 +165,9 @@ pub struct SyncStats {
     pub notes_deleted: usize,
     /// Every file left out (by the scan or by this sync), by path.
     pub notes_skipped: Vec<SkippedNote>,
+    /// PDFs and canvases among `notes_skipped` that failed before with the same bytes: reported
+    /// again, not read again (they are, once their bytes change).
+    pub documents_not_retried: usize,
     /// Chunks in the store after the sync.
     pub chunks_total: u64,
     /// Chunk texts sent to the embedding model.
@@ -314,6 +317,7 @@ pub fn sync(
     // same bytes are reported again, not read again.
     let failed_before = store.failed_documents()?;
     let mut failures_changed = false;
+    let mut not_retried = 0;
     let mut changed: Vec<(Note, Vec<Chunk>, u128, u64)> = Vec::new();
     let mut touched: Vec<(String, u128, u64)> = Vec::new();
     let mut present: HashSet<String> = HashSet::new();
@@ -351,6 +355,7 @@ pub fn sync(
             }
             if let Some(remembered) = remembered_failure(&failed_before, &file.path, digest) {
                 skipped.push(remembered);
+                not_retried += 1;
                 continue;
             }
         }
@@ -554,6 +559,7 @@ pub fn sync(
                 reason: s.message.clone(),
             })
             .collect(),
+        documents_not_retried: not_retried,
         chunks_total: store.count(crate::store::Table::Chunks)?,
         chunks_embedded: embedded,
         chunks_reused: if options.embedder.is_some() {
@@ -570,7 +576,8 @@ pub fn sync(
 }
 
 /// A note left out of the index because of a problem with it alone.
-/// The failure remembered for `path` when its bytes (`digest`) are the ones that failed, said so.
+/// The failure remembered for `path` when its bytes (`digest`) are the ones that failed (in the
+/// same words as the first time: an incremental sync reports what a fresh one does).
 fn remembered_failure(
     failed_before: &HashMap<String, (String, String)>,
     path: &str,
@@ -581,11 +588,7 @@ fn remembered_failure(
         return None;
     }
     let reason: SkipReason = serde_json::from_str(reason).ok()?;
-    let mut skipped = Skipped::failed(path, reason, digest.to_string());
-    skipped
-        .message
-        .push_str(" (not read again until the file changes)");
-    Some(skipped)
+    Some(Skipped::failed(path, reason, digest.to_string()))
 }
 
 fn note_failed(path: &str, why: &str) -> Skipped {

@@ -36,12 +36,14 @@
 //!   new parse when notes changed).
 //! - **Protocol on stdout only.** Logs go to stderr.
 //!
+//! [`install`] writes (or removes) the entry that starts `quire mcp` in an AI client's own
+//! configuration file (`quire mcp install --client …`).
+//!
 //! What the tools answer is the application core's (`quire-app`): this crate only speaks the
 //! protocol. The functions here block until the server stops.
 //!
 //! ```no_run
-//! use quire_index::IndexLocation;
-//! use quire_app::AppConfig;
+//! use quire_app::{AppConfig, IndexLocation};
 //! use quire_mcp::serve_stdio;
 //!
 //! let vault = std::path::PathBuf::from("/path/to/vault");
@@ -51,6 +53,7 @@
 
 mod error;
 mod http;
+pub mod install;
 mod server;
 mod stdio;
 mod tools;

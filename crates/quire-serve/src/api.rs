@@ -27,9 +27,6 @@ use crate::error::ApiError;
 pub(crate) const OPENAPI: &str = include_str!("openapi.json");
 /// How long a search waits for the watcher's first sync when there is no index yet.
 const INDEX_WAIT: Duration = Duration::from_secs(5);
-/// The most notes a search or a similar-notes request returns.
-pub(crate) const MAX_K: u32 = 50;
-
 pub(crate) type Params = HashMap<String, String>;
 
 /// Runs blocking work off the async workers.
@@ -77,10 +74,15 @@ pub(crate) fn count_param(params: &Params, name: &str, default: u32) -> Result<u
     let Some(value) = params.get(name).filter(|v| !v.is_empty()) else {
         return Ok(default);
     };
-    match value.parse::<u32>() {
-        Ok(k) if (1..=MAX_K).contains(&k) => Ok(k),
-        _ => Err(ApiError::bad_request(format!(
-            "`{name}` must be a whole number from 1 to {MAX_K}, not `{value}`"
+    let max = quire_app::limits::MAX_RESULTS;
+    match value.parse::<u64>() {
+        Ok(k) => quire_app::limits::check_count(name, k, max)
+            .map(|k| k as u32)
+            .map_err(ApiError::bad_request),
+        Err(_) => Err(ApiError::bad_request(quire_app::limits::count_message(
+            name,
+            &format!("`{value}`"),
+            max,
         ))),
     }
 }

@@ -204,15 +204,9 @@ pub(crate) async fn ask(
         Some(name) => name.parse::<Retriever>().map_err(ApiError::bad_request)?,
     };
     let mode = mode_param(request.mode.as_deref())?;
-    let mut limits = ContextLimits::default();
-    if let Some(notes) = request.notes {
-        if !(1..=12).contains(&notes) {
-            return Err(ApiError::bad_request(format!(
-                "`notes` must be from 1 to 12, not {notes}"
-            )));
-        }
-        limits.notes = notes as usize;
-    }
+    let limits =
+        quire_app::limits::context_limits(request.notes.map(u64::from), None, None, None, None)
+            .map_err(ApiError::bad_request)?;
     if let Some(id) = &request.conversation {
         check_length("conversation", id, MAX_PARAM_CHARS).map_err(ApiError::bad_request)?;
     }

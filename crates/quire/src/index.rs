@@ -59,6 +59,13 @@ pub(crate) fn index(cli: &Cli, rebuild: bool, out: &mut String) -> Result<ExitCo
     for s in &stats.notes_skipped {
         outln!(out, "skipped  {}: {}", s.path, s.reason);
     }
+    if stats.documents_not_retried > 0 {
+        outln!(
+            out,
+            "{} of them failed before with the same bytes: not read again until they change (`index --rebuild` retries them)",
+            stats.documents_not_retried
+        );
+    }
     outln!(out, "index: {}", location.dir.display());
     if let Some(p) = &published {
         outln!(

@@ -116,7 +116,11 @@ enum Command {
     Assist(assist::AssistCommand),
     /// Serve the vault read-only to AI clients over MCP: on stdin/stdout, or streamable HTTP
     /// with --http. Keeps the index fresh while it runs (the watcher) unless --no-watch.
+    #[command(args_conflicts_with_subcommands = true)]
     Mcp {
+        /// `install`: set an AI client up to start `quire mcp` on this vault.
+        #[command(subcommand)]
+        action: Option<serving::McpAction>,
         /// Serve streamable HTTP at http://ADDR/mcp instead of stdio: HOST:PORT, or a bare PORT
         /// on 127.0.0.1 (port 0 picks a free one; the URL is printed on stderr).
         #[arg(long, value_name = "ADDR")]
@@ -389,6 +393,11 @@ fn run(cli: &Cli, out: &mut String) -> Result<ExitCode> {
         } => export::run(cli, out_dir, *check, *force, out),
         Command::Assist(command) => assist::run(cli, command, out),
         Command::Mcp {
+            action: Some(action),
+            ..
+        } => serving::mcp_install(cli, action, out),
+        Command::Mcp {
+            action: None,
             http,
             no_watch,
             debounce_ms,

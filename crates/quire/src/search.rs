@@ -31,7 +31,8 @@ pub(crate) fn search(cli: &Cli, flags: SearchFlags<'_>, out: &mut String) -> Res
     };
     let searcher = open_backend(cli, embedder)?;
     let mut request = SearchRequest::new(flags.query.to_string());
-    request.k = flags.k.clamp(1, 200);
+    request.k = quire_app::limits::check_count("k", flags.k as u64, quire_app::limits::MAX_RESULTS)
+        .map_err(anyhow::Error::msg)?;
     request.mode = match flags.mode {
         Some(mode) => mode,
         None => searcher.default_mode()?,
@@ -119,7 +120,11 @@ pub(crate) fn similar(cli: &Cli, note: &str, k: usize, out: &mut String) -> Resu
         (Some(_), Err(_)) => note.to_string(),
     };
     let similar = searcher
-        .similar(&path, k.clamp(1, 200))
+        .similar(
+            &path,
+            quire_app::limits::check_count("k", k as u64, quire_app::limits::MAX_RESULTS)
+                .map_err(anyhow::Error::msg)?,
+        )
         .map_err(|e| needs_vectors(cli, e))?;
     if cli.json {
         print_json(out, &json!({ "path": path, "similar": similar }));

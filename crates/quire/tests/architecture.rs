@@ -57,11 +57,9 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "quire-proposals",
         ],
     ),
-    // The faces: the application core and the libraries below it, never another face.
-    (
-        "quire-mcp",
-        &["quire-app", "quire-vault", "quire-index", "quire-search"],
-    ),
+    // The faces: the application core and the libraries below it, never another face. MCP
+    // stands on the application core alone (the model of a thin face).
+    ("quire-mcp", &["quire-app"]),
     (
         "quire-serve",
         &[

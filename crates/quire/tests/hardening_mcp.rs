@@ -945,3 +945,75 @@ fn serve_mcp_route_answers_a_truncated_body_with_400() {
         response.body
     );
 }
+
+/// The same request past a limit gets the same refusal, in the same words, from the CLI, the
+/// HTTP API and MCP (the limits live once, in `quire_app::limits`).
+#[test]
+fn the_same_limits_hold_on_every_face() {
+    let f = sample();
+    index(&f);
+    let k_refused = "`k` must be a whole number from 1 to 50, not 51";
+    let notes_refused = "`notes` must be a whole number from 1 to 12, not 13";
+
+    // The command line.
+    for args in [
+        &["search", "starter", "--mode", "bm25", "-k", "51"][..],
+        &["similar", "Sourdough Starter", "-k", "51"],
+        &["ask", "--notes", "13", "How do I feed the starter?"],
+    ] {
+        let out = quire(&f).args(args).output().unwrap();
+        assert!(!out.status.success(), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let expected = if args[0] == "ask" {
+            notes_refused
+        } else {
+            k_refused
+        };
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+    }
+
+    // HTTP.
+    let mut command = quire(&f);
+    command.args(["serve", "--port", "0", "--no-watch"]);
+    let server = Server::start(&mut command, PATIENCE);
+    let agent = ureq::Agent::new_with_config(
+        ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(Some(PATIENCE))
+            .build(),
+    );
+    let refusal = |mut response: ureq::http::Response<ureq::Body>| -> String {
+        assert_eq!(response.status().as_u16(), 400);
+        let body: Value =
+            serde_json::from_str(&response.body_mut().read_to_string().unwrap()).unwrap();
+        assert_eq!(body["error"]["code"], "bad_request", "{body}");
+        body["error"]["message"].as_str().unwrap().to_string()
+    };
+    for path in [
+        "/api/search?q=starter&k=51",
+        "/api/similar/Resources/Sourdough%20Starter.md?k=51",
+    ] {
+        let response = agent.get(&format!("{}{path}", server.url)).call().unwrap();
+        assert_eq!(refusal(response), k_refused, "{path}");
+    }
+    let response = agent
+        .post(&format!("{}/api/ask", server.url))
+        .header("Content-Type", "application/json")
+        .send(json!({"question": "How do I feed the starter?", "notes": 13}).to_string())
+        .unwrap();
+    assert_eq!(refusal(response), notes_refused);
+
+    // MCP.
+    let mut mcp = McpStdio::start(&f);
+    for (tool, arguments) in [
+        ("search_notes", json!({"query": "starter", "k": 51})),
+        (
+            "find_related_notes",
+            json!({"path": "Resources/Sourdough Starter.md", "k": 51}),
+        ),
+    ] {
+        let (result, _) = mcp.call(tool, arguments);
+        assert_eq!(result["isError"], true, "{tool}: {result}");
+        assert!(text_of(&result).contains(k_refused), "{tool}: {result}");
+    }
+}

@@ -260,14 +260,16 @@ pub struct ContextArgs {
 }
 
 impl ContextArgs {
-    fn limits(&self) -> ContextLimits {
-        ContextLimits {
-            candidate_notes: self.candidates.clamp(1, 200),
-            candidate_chunks: self.candidate_chunks.clamp(1, 20),
-            notes: self.notes.clamp(1, 100),
-            chunks_per_note: self.chunks_per_note.clamp(1, 20),
-            budget: self.budget.max(1),
-        }
+    /// The limits, each checked as every face checks them (`quire_app::limits`).
+    fn limits(&self) -> Result<ContextLimits> {
+        quire_app::limits::context_limits(
+            Some(self.notes as u64),
+            Some(self.candidates as u64),
+            Some(self.candidate_chunks as u64),
+            Some(self.chunks_per_note as u64),
+            Some(self.budget as u64),
+        )
+        .map_err(anyhow::Error::msg)
     }
 }
 
@@ -286,7 +288,7 @@ pub fn run(cli: &Cli, command: &AssistCommand, out: &mut String) -> Result<ExitC
             article::AskFlags {
                 file,
                 question,
-                limits: context.limits(),
+                limits: context.limits()?,
                 mode: *mode,
                 strict: *strict,
             },
@@ -308,7 +310,7 @@ pub fn run(cli: &Cli, command: &AssistCommand, out: &mut String) -> Result<ExitC
             ask::AskFlags {
                 question,
                 chat: *chat,
-                limits: context.limits(),
+                limits: context.limits()?,
                 mode: *mode,
                 retriever: *retriever,
                 filter: filter.filter()?,
@@ -408,7 +410,7 @@ pub fn run(cli: &Cli, command: &AssistCommand, out: &mut String) -> Result<ExitC
                 heading,
                 insert: *insert,
                 propose: *propose,
-                limits: context.limits(),
+                limits: context.limits()?,
                 mode: *mode,
             },
             out,
