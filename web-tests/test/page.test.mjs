@@ -312,6 +312,70 @@ test("a note saved while the page is open shows up without a reload", async () =
   assert.ok(await page.locator("#live-dot.on").count(), "the page is connected to the events");
 });
 
+test("a proposal is listed, shown as a diff with a long unchanged run folded, and applied or rejected", async () => {
+  const { readFileSync } = await import("node:fs");
+  const propose = async (body) => {
+    const response = await fetch(`${base}/api/proposals`, {
+      method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
+    });
+    assert.equal(response.status, 200, await response.clone().text());
+    return (await response.json()).id;
+  };
+  // A note with a long unchanged run between two edits.
+  const lines = Array.from({ length: 30 }, (_, i) => `line ${i + 1}`);
+  writeFileSync(join(vault, "Ledger.md"), `# Ledger\n\n${lines.join("\n")}\n`);
+  const edited = [...lines];
+  edited[1] = "line 2, corrected";
+  edited[27] = "line 28, corrected";
+  const applied = await propose({ path: "Ledger.md", change: "replace", text: `# Ledger\n\n${edited.join("\n")}\n` });
+  const rejected = await propose({ path: "Ideas/Kites.md", change: "create", text: "# Kites\n\nA kite <b>festival</b>.\n" });
+  // The header says changes wait, without a reload (the page polls and listens to index events).
+  await page.reload();
+  await page.waitForFunction(() => /^2 proposals$/.test(document.getElementById("proposals-count").textContent));
+  await page.click("#proposals-pill");
+  await page.waitForSelector(`#proposal-list li[data-id="${applied}"]`);
+  await page.click(`#proposal-list li[data-id="${applied}"] button`);
+  await page.waitForSelector("#proposal-diff .diff-line.added");
+  assert.deepEqual(await page.locator("#proposal-diff .diff-line.added").allTextContents(),
+    ["+line 2, corrected", "+line 28, corrected"]);
+  assert.deepEqual(await page.locator("#proposal-diff .diff-line.removed").allTextContents(), ["-line 2", "-line 28"]);
+  const fold = page.locator("#proposal-diff .diff-fold");
+  assert.equal(await fold.count(), 1);
+  const folded = Number((await fold.textContent()).match(/(\d+) unchanged/)[1]);
+  assert.ok(folded > 6, `${folded} lines folded`);
+  const before = await page.locator("#proposal-diff .diff-line.same").count();
+  await fold.click();
+  assert.equal(await page.locator("#proposal-diff .diff-line.same").count(), before + folded);
+  await page.screenshot({ path: join(ARTIFACTS, "proposal.png"), fullPage: true });
+  await page.click("#proposal-apply");
+  await page.waitForFunction(() => /^Applied: wrote Ledger\.md/.test(document.getElementById("proposal-outcome").textContent));
+  assert.match(readFileSync(join(vault, "Ledger.md"), "utf8"), /line 28, corrected/);
+  // The created note is shown whole, as text; rejecting writes nothing.
+  await page.click(`#proposal-list li[data-id="${rejected}"] button`);
+  await page.waitForFunction(() => /new note Ideas\/Kites\.md/.test(document.getElementById("proposal-diff").textContent));
+  assert.equal(await page.locator("#proposal-diff b").count(), 0);
+  assert.match(await page.textContent("#proposal-diff"), /\+A kite <b>festival<\/b>\./);
+  await page.click("#proposal-reject");
+  await page.waitForFunction(() => /^Rejected/.test(document.getElementById("proposal-outcome").textContent));
+  assert.ok(!existsSync(join(vault, "Ideas/Kites.md")));
+  await page.waitForFunction(() => /^0 proposals$/.test(document.getElementById("proposals-count").textContent));
+  // A note changed after its proposal was made: the apply is refused, naming the file.
+  const stale = await propose({ path: "Ledger.md", change: "append", text: "- one more line" });
+  writeFileSync(join(vault, "Ledger.md"), "# Ledger\n\nrewritten meanwhile\n");
+  await page.evaluate(() => document.getElementById("proposals-pill").click());
+  await page.evaluate(() => document.getElementById("proposals-pill").click());
+  await page.waitForSelector(`#proposal-list li[data-id="${stale}"]`);
+  await page.click(`#proposal-list li[data-id="${stale}"] button`);
+  await page.waitForSelector("#proposal-diff .diff-line.added");
+  await page.click("#proposal-apply");
+  await page.waitForFunction(() => /Ledger\.md changed since proposal/.test(document.getElementById("proposal-outcome").textContent));
+  assert.equal(readFileSync(join(vault, "Ledger.md"), "utf8"), "# Ledger\n\nrewritten meanwhile\n");
+  // That refusal was the 409 the browser logs as a failed load: expected here, and only it.
+  const refusals = pageErrors.filter((e) => /status of 409 \(Conflict\)/.test(e));
+  assert.equal(refusals.length, 1, pageErrors.join("\n"));
+  pageErrors.splice(pageErrors.indexOf(refusals[0]), 1);
+});
+
 test("the page raised no script error and no policy violation", () => {
   assert.deepEqual(pageErrors, []);
 });

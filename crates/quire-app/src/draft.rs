@@ -9,6 +9,10 @@ use quire_search::{AnswerIndex, Mode};
 
 use crate::error::AppError;
 
+/// Writes the draft from its frozen material (streamed to the face's sink); the same call for
+/// every face.
+pub use quire_assist::draft::write_draft;
+
 /// Reads the section `heading` of note `path` (vault-relative) and retrieves its material from
 /// the index `searcher` reads, the note itself excluded. `mode` `None` is the index's default.
 pub fn draft_context(

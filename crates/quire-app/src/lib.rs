@@ -62,13 +62,14 @@ pub mod reflect;
 pub mod resolve;
 pub mod status;
 pub mod topics;
+pub mod types;
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use quire_embed::Embedder;
-use quire_index::SyncOptions;
+use quire_index::{IndexError, SyncOptions};
 use quire_vault::OpenOptions;
 use quire_watch::{WatchEvent, WatchHandle, WatchOptions};
 
@@ -118,6 +119,31 @@ impl AppConfig {
             database: None,
         }
     }
+}
+
+/// The lock of the one watcher of an index (`serve` and `watch` hold it while they run): `Err`
+/// `IndexError::Locked` names the process that holds it.
+pub fn lock_watcher(index: &IndexLocation) -> Result<quire_index::lock::WriterLock, IndexError> {
+    std::fs::create_dir_all(&index.dir).map_err(|source| IndexError::Io {
+        path: index.dir.clone(),
+        source,
+    })?;
+    quire_index::lock::WriterLock::acquire_named(&index.dir, quire_index::lock::WATCHER_LOCK)
+}
+
+/// The watcher alone (`quire watch`): syncs the vault of `config` into its index until the
+/// handle is stopped, calling `on_event` after each sync or failure.
+pub fn watch_only(
+    config: &AppConfig,
+    on_event: impl Fn(WatchEvent) + Send + 'static,
+) -> Result<WatchHandle, quire_watch::WatchError> {
+    let options = watch_options(&config.open, config.embedder.clone(), config.debounce);
+    quire_watch::spawn(
+        config.vault_root.clone(),
+        config.index.clone(),
+        options,
+        on_event,
+    )
 }
 
 /// The watcher's settings: every sync with these scan options and embedder; `debounce` or the

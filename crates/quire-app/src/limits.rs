@@ -47,6 +47,11 @@ pub const MAX_PASSAGES_PER_NOTE: u64 = 20;
 /// The most characters of note text in an answer's context (`ask --budget`).
 pub const MAX_CONTEXT_BUDGET: u64 = 200_000;
 
+/// The characters of daily-note text a reflection reads by default, shared among the days.
+pub const REFLECT_BUDGET: u64 = 12_000;
+/// The most characters of daily-note text a reflection reads (`reflect --budget`, `/api/reflect`).
+pub const MAX_REFLECT_BUDGET: u64 = 100_000;
+
 /// `Ok(value)` when `value` is from 1 to `max`, else the one message every face gives (the CLI
 /// as an error, HTTP as 400 `bad_request`, MCP as a tool error).
 pub fn check_count(name: &str, value: u64, max: u64) -> Result<usize, String> {

@@ -9,6 +9,10 @@ use quire_vault::Skipped;
 
 use crate::error::AppError;
 
+/// Writes the reflection from the days' notes (streamed to the face's sink); the same call for
+/// every face.
+pub use quire_assist::reflect::reflect as write_reflection;
+
 /// The days a reflection covers, as a face receives them: an ISO week, or a first and last day,
 /// or (neither) the seven days ending today.
 #[derive(Debug, Clone, Default)]

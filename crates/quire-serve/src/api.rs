@@ -16,8 +16,8 @@ use quire_app::limits::{
     MAX_PARAM_CHARS, MAX_PATH_CHARS, MAX_QUERY_CHARS, MAX_RESULT_BYTES, check_length,
 };
 use quire_app::resolve::check_request_path;
+use quire_app::types::{Mode, SearchRequest};
 use quire_app::{fit_result, ops as tools};
-use quire_search::{Mode, SearchRequest};
 use serde_json::{Value, json};
 
 use crate::AppState;

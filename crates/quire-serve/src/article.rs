@@ -19,9 +19,7 @@ use axum::response::sse::{Event, Sse};
 use futures_util::Stream;
 use quire_app::article::{Article, VectorCache};
 use quire_app::limits::{MAX_PATH_CHARS, MAX_QUESTION_CHARS, check_length};
-use quire_assist::AssistError;
-use quire_assist::context::ContextLimits;
-use quire_llm::CancelToken;
+use quire_app::types::{AssistError, CancelToken, ContextLimits};
 use serde::Deserialize;
 use tokio::sync::mpsc;
 

@@ -9,8 +9,7 @@ use axum::Json;
 use axum::extract::State;
 use axum::extract::rejection::JsonRejection;
 use quire_app::deep_audit::{DeepAuditOptions, deep_audit};
-use quire_assist::audit::MapOptions;
-use quire_llm::CancelToken;
+use quire_app::types::{CancelToken, MapOptions};
 use serde::Deserialize;
 use serde_json::Value;
 

@@ -9,9 +9,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use quire_app::AppError;
 use quire_app::proposals::ProposalError;
-use quire_index::IndexError;
-use quire_search::SearchError;
-use quire_vault::VaultError;
+use quire_app::types::{AssistError, EmbedError, IndexError, SearchError, VaultError, WatchError};
 use serde_json::json;
 
 /// What keeps `quire serve` (or `quire watch`) from starting, or stops it.
@@ -79,10 +77,10 @@ pub enum ServeError {
     Live(#[from] quire_app::StartError),
     /// The vault's settings (for reading notes into answers) could not be loaded.
     #[error(transparent)]
-    Assist(#[from] quire_assist::AssistError),
+    Assist(#[from] AssistError),
     /// `quire watch` could not start its watcher.
     #[error(transparent)]
-    Watch(#[from] quire_watch::WatchError),
+    Watch(#[from] WatchError),
     /// The HTTP server failed while serving.
     #[error("server: {0}")]
     Server(#[source] std::io::Error),
@@ -166,9 +164,9 @@ impl From<SearchError> for ApiError {
             }
             SearchError::Index(IndexError::Vault(e)) => e.into(),
             // The remote embeddings endpoint failed or answered nonsense: not our fault.
-            SearchError::Embed(
-                quire_embed::EmbedError::Http(_) | quire_embed::EmbedError::Response(_),
-            ) => ApiError::new(StatusCode::BAD_GATEWAY, "embedding_error", message),
+            SearchError::Embed(EmbedError::Http(_) | EmbedError::Response(_)) => {
+                ApiError::new(StatusCode::BAD_GATEWAY, "embedding_error", message)
+            }
             _ => ApiError::internal(message),
         }
     }
@@ -202,9 +200,9 @@ impl From<AppError> for ApiError {
     }
 }
 
-impl From<quire_assist::AssistError> for ApiError {
-    fn from(e: quire_assist::AssistError) -> Self {
-        use quire_assist::AssistError as E;
+impl From<AssistError> for ApiError {
+    fn from(e: AssistError) -> Self {
+        use AssistError as E;
         let message = e.to_string();
         match e {
             E::Search(e) => e.into(),

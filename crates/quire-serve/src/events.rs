@@ -21,7 +21,7 @@ use std::time::Duration;
 use axum::extract::State;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use futures_util::Stream;
-use quire_watch::WatchEvent;
+use quire_app::types::WatchEvent;
 use serde::Serialize;
 use serde_json::{Value as Json, json};
 use tokio::sync::broadcast;

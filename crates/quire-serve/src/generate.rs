@@ -26,16 +26,12 @@ use axum::extract::rejection::JsonRejection;
 use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use futures_util::Stream;
+use quire_app::draft::write_draft;
 use quire_app::limits::{MAX_PARAM_CHARS, MAX_PATH_CHARS, MAX_QUESTION_CHARS, check_length};
 use quire_app::reflect::DaysAsked;
+use quire_app::reflect::write_reflection;
 use quire_app::resolve::resolve_note_path;
-use quire_assist::context::ContextLimits;
-use quire_assist::descent::Retriever;
-use quire_assist::draft::write_draft;
-use quire_assist::reflect::reflect as write_reflection;
-use quire_assist::{AssistError, FrozenContext};
-use quire_llm::CancelToken;
-use quire_search::Mode;
+use quire_app::types::{AssistError, CancelToken, ContextLimits, FrozenContext, Mode, Retriever};
 use serde::Deserialize;
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -85,10 +81,6 @@ pub(crate) struct ReflectBody {
     /// 12,000, at most 100,000).
     budget: Option<usize>,
 }
-
-/// The reflection's default budget of daily-note text (as `quire reflect`).
-const REFLECT_BUDGET: usize = 12_000;
-const MAX_REFLECT_BUDGET: usize = 100_000;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -146,7 +138,7 @@ struct AskChoices {
     mode: Option<Mode>,
     limits: ContextLimits,
     retriever: Retriever,
-    filter: quire_index::Filter,
+    filter: quire_app::types::Filter,
     expand: bool,
 }
 
@@ -270,12 +262,14 @@ pub(crate) async fn reflect(
     request: Result<Json<ReflectBody>, JsonRejection>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     let request = body(request)?;
-    let budget = request.budget.unwrap_or(REFLECT_BUDGET);
-    if !(1..=MAX_REFLECT_BUDGET).contains(&budget) {
-        return Err(ApiError::bad_request(format!(
-            "`budget` must be from 1 to {MAX_REFLECT_BUDGET}, not {budget}"
-        )));
-    }
+    let budget = quire_app::limits::check_count(
+        "budget",
+        request
+            .budget
+            .map_or(quire_app::limits::REFLECT_BUDGET, |b| b as u64),
+        quire_app::limits::MAX_REFLECT_BUDGET,
+    )
+    .map_err(ApiError::bad_request)?;
     let asked = DaysAsked {
         week: request.week.as_deref(),
         from: request.from.as_deref(),

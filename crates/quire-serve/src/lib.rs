@@ -45,7 +45,7 @@
 //! - **Errors** are `{"error": {"code", "message"}}` with a stable `code`.
 //!
 //! ```no_run
-//! use quire_index::IndexLocation;
+//! use quire_app::IndexLocation;
 //! use quire_serve::{ServeConfig, serve};
 //!
 //! let vault = std::path::PathBuf::from("/path/to/vault");
@@ -74,12 +74,9 @@ use std::time::Duration;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
+use quire_app::IndexLocation;
 use quire_app::Live;
-use quire_assist::context::SourceReader;
-use quire_index::lock::{WATCHER_LOCK, WriterLock};
-use quire_index::{IndexError, IndexLocation};
-use quire_llm::ChatModel;
-use quire_watch::WatchEvent;
+use quire_app::types::{ChatModel, IndexError, SourceReader, WatchEvent, WriterLock};
 use tokio::sync::{Semaphore, broadcast};
 
 pub use error::{ApiError, ServeError};
@@ -194,11 +191,7 @@ fn checked_token(token: Option<String>) -> Result<Option<String>, ServeError> {
 
 /// Takes the watcher's lock of the index: one `quire serve`/`quire watch` per index.
 fn lock_watcher(index: &IndexLocation) -> Result<WriterLock, ServeError> {
-    std::fs::create_dir_all(&index.dir).map_err(|source| IndexError::Io {
-        path: index.dir.clone(),
-        source,
-    })?;
-    WriterLock::acquire_named(&index.dir, WATCHER_LOCK).map_err(|e| match e {
+    quire_app::lock_watcher(index).map_err(|e| match e {
         IndexError::Locked { pid, path } => ServeError::AlreadyWatched { pid, path },
         other => other.into(),
     })
@@ -376,34 +369,28 @@ pub fn serve(config: ServeConfig) -> Result<(), ServeError> {
 /// stderr. Holds the watcher's lock like `serve`.
 pub fn watch(config: quire_app::AppConfig) -> Result<(), ServeError> {
     let _lock = lock_watcher(&config.index)?;
-    let options = quire_app::watch_options(&config.open, config.embedder.clone(), config.debounce);
     let (index, database) = (config.index.clone(), config.database.clone());
     let root = config.vault_root.display().to_string();
-    let handle = quire_watch::spawn(
-        config.vault_root.clone(),
-        config.index.clone(),
-        options,
-        move |event| match event {
-            WatchEvent::Synced { stats, changes } => {
-                eprintln!(
-                    "quire watch: generation {}: {} notes indexed, {} deleted, {} chunks embedded ({} upserts, {} deletes) in {:.2}s",
-                    stats.generation,
-                    stats.notes_indexed,
-                    stats.notes_deleted,
-                    stats.chunks_embedded,
-                    changes.upserts.len(),
-                    changes.deletes.len(),
-                    stats.seconds
-                );
-                // A team's database gets each generation.
-                if let Some(url) = &database {
-                    quire_app::backend::publish_after_sync(&index, url, &root, "quire watch");
-                }
+    let handle = quire_app::watch_only(&config, move |event| match event {
+        WatchEvent::Synced { stats, changes } => {
+            eprintln!(
+                "quire watch: generation {}: {} notes indexed, {} deleted, {} chunks embedded ({} upserts, {} deletes) in {:.2}s",
+                stats.generation,
+                stats.notes_indexed,
+                stats.notes_deleted,
+                stats.chunks_embedded,
+                changes.upserts.len(),
+                changes.deletes.len(),
+                stats.seconds
+            );
+            // A team's database gets each generation.
+            if let Some(url) = &database {
+                quire_app::backend::publish_after_sync(&index, url, &root, "quire watch");
             }
-            WatchEvent::Failed { message, .. } => eprintln!("quire watch: sync failed: {message}"),
-            WatchEvent::Started { .. } => {}
-        },
-    )?;
+        }
+        WatchEvent::Failed { message, .. } => eprintln!("quire watch: sync failed: {message}"),
+        WatchEvent::Started { .. } => {}
+    })?;
     eprintln!(
         "quire watch: watching {} (index {}); Ctrl-C stops",
         config.vault_root.display(),

@@ -13,8 +13,7 @@ use axum::extract::rejection::JsonRejection;
 use quire_app::notetools::{self, BatchSelect, Selection};
 use quire_app::proposals::{ProposalStore, open_store};
 use quire_app::resolve::resolve_note_path;
-use quire_assist::transform::Preset;
-use quire_llm::CancelToken;
+use quire_app::types::{CancelToken, Preset};
 use serde::Deserialize;
 use serde_json::{Value, json};
 

@@ -60,19 +60,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     // The faces: the application core and the libraries below it, never another face. MCP
     // stands on the application core alone (the model of a thin face).
     ("quire-mcp", &["quire-app"]),
-    (
-        "quire-serve",
-        &[
-            "quire-app",
-            "quire-vault",
-            "quire-index",
-            "quire-embed",
-            "quire-search",
-            "quire-watch",
-            "quire-llm",
-            "quire-assist",
-        ],
-    ),
+    ("quire-serve", &["quire-app"]),
     // Test support: only ever a dev-dependency (checked below).
     ("quire-testkit", &[]),
     // The binary wires the faces together.

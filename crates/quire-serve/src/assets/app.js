@@ -16,6 +16,7 @@
     asking: null,
     askingArticle: null,
     openPath: null,
+    proposal: null,
   };
 
   // The token, if the page was opened as /?token=…, now lives in a cookie; keep it out of the
@@ -124,6 +125,7 @@
     events.addEventListener("hello", () => $("live-dot").classList.add("on"));
     events.addEventListener("index", () => {
       refreshStatus();
+      refreshProposals();
       if ($("q").value.trim()) search(true);
     });
     events.addEventListener("sync_failed", refreshStatus);
@@ -651,7 +653,164 @@
     }
   });
 
+  // ---- proposals ----------------------------------------------------------------------------
+
+  // Unchanged lines of a diff beyond this many in a row are folded behind a button.
+  const FOLD_AFTER = 6;
+
+  // One file's change as rows: its unified diff's added, removed and context lines, and the
+  // unchanged lines between and around the hunks taken from the new content (they are the same
+  // before and after), shown when few and folded behind a button when more than FOLD_AFTER. The
+  // text is the note's (untrusted): written with textContent only.
+  function diffNode(change) {
+    const box = el("section", { class: "diff-file" });
+    const title = change.kind === "rename"
+      ? `renamed ${change.path} → ${change.new_path}`
+      : `${change.kind === "create" ? "new note" : change.kind === "append" ? "added to" : "changed"} ${change.path}`;
+    box.append(el("h4", { text: title }));
+    const content = change.content.split("\n");
+    if (content.length && content[content.length - 1] === "") content.pop();
+    const rows = el("div", { class: "diff-lines" });
+    const same = (line) => el("div", { class: "diff-line same", text: ` ${line}` });
+    // Lines `from`..`to` (1-based, inclusive) of the new content, folded when many.
+    const unchanged = (from, to) => {
+      const lines = content.slice(from - 1, to);
+      if (lines.length > FOLD_AFTER) {
+        const fold = el("button", {
+          class: "diff-fold", type: "button",
+          onclick: () => fold.replaceWith(...lines.map(same)),
+        }, `… ${lines.length} unchanged lines`);
+        rows.append(fold);
+      } else {
+        rows.append(...lines.map(same));
+      }
+    };
+    let next = 1; // the next line of the new content not yet shown
+    let sawHunk = false;
+    for (const line of change.diff.split("\n")) {
+      const hunk = line.match(/^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@/);
+      if (hunk) {
+        const start = Number(hunk[1]) || 1;
+        if (start > next) unchanged(next, start - 1);
+        next = Math.max(next, start);
+        sawHunk = true;
+      } else if (!sawHunk || line.startsWith("\\")) {
+        continue; // the file header (---, +++, rename) or "\ No newline at end of file"
+      } else if (line.startsWith("+")) {
+        rows.append(el("div", { class: "diff-line added", text: line }));
+        next += 1;
+      } else if (line.startsWith("-")) {
+        rows.append(el("div", { class: "diff-line removed", text: line }));
+      } else if (line.startsWith(" ")) {
+        rows.append(el("div", { class: "diff-line same", text: line }));
+        next += 1;
+      }
+    }
+    if (sawHunk && next <= content.length) unchanged(next, content.length);
+    if (!sawHunk && change.kind === "rename") {
+      rows.append(el("div", { class: "diff-line same", text: "(content unchanged)" }));
+    }
+    box.append(rows);
+    return box;
+  }
+
+  async function openProposal(id) {
+    const detail = $("proposal-detail");
+    $("proposal-outcome").textContent = "";
+    let proposal;
+    try {
+      proposal = await api(`/api/proposals/${encodeURIComponent(id)}`);
+    } catch (error) {
+      $("proposals-info").textContent = error.message;
+      return;
+    }
+    state.proposal = proposal.id;
+    $("proposal-title").textContent = proposal.title;
+    $("proposal-meta").textContent = `made by ${proposal.command} · ${timeAgo(proposal.created)} · ${proposal.id}`;
+    const sources = $("proposal-sources");
+    sources.replaceChildren();
+    for (const source of proposal.sources || []) {
+      const note = source.split(/[#:]/)[0];
+      sources.append(el("li", {}, /\.md$/i.test(note)
+        ? el("button", { class: "link", type: "button", onclick: () => openNote(note), text: source })
+        : el("span", { text: source })));
+    }
+    $("proposal-diff").replaceChildren(...proposal.changes.map(diffNode));
+    const pending = proposal.status === "pending";
+    $("proposal-apply").disabled = !pending;
+    $("proposal-reject").disabled = !pending;
+    detail.hidden = false;
+  }
+
+  async function refreshProposals() {
+    let list;
+    try {
+      list = (await api("/api/proposals")).proposals;
+    } catch (error) {
+      $("proposals-info").textContent = `proposals unavailable: ${error.message}`;
+      return;
+    }
+    const count = list.length;
+    $("proposals-pill").hidden = count === 0 && $("proposals").hidden;
+    $("proposals-count").textContent = `${count} proposal${count === 1 ? "" : "s"}`;
+    $("proposals-pill").classList.toggle("attention", count > 0);
+    $("proposals-info").textContent = count ? "" : "No change is waiting for you.";
+    const ol = $("proposal-list");
+    ol.replaceChildren();
+    for (const p of list) {
+      ol.append(el("li", { class: "proposal", "data-id": p.id },
+        el("button", { class: "note-title", type: "button", onclick: () => openProposal(p.id), text: p.title }),
+        el("p", { class: "path", text: `${p.command} · ${timeAgo(p.created)} · ${p.files.join(", ")}` }),
+        el("p", { class: "counts" },
+          el("span", { class: "added", text: `+${p.lines_added}` }), " ",
+          el("span", { class: "removed", text: `−${p.lines_removed}` }))));
+    }
+    if (state.proposal && !list.some((p) => p.id === state.proposal) && $("proposal-outcome").textContent === "") {
+      $("proposal-detail").hidden = true;
+      state.proposal = null;
+    }
+  }
+
+  async function decide(action) {
+    const id = state.proposal;
+    if (!id) return;
+    const outcome = $("proposal-outcome");
+    outcome.textContent = action === "apply" ? "Applying…" : "Rejecting…";
+    try {
+      const result = await api(`/api/proposals/${encodeURIComponent(id)}/${action}`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: "{}",
+      });
+      if (action === "apply") {
+        const failed = (result.not_written || []).map((n) => `${n.path} (${n.reason})`);
+        outcome.textContent = `Applied: wrote ${result.written.join(", ")}.` +
+          (failed.length ? ` Not written: ${failed.join("; ")}.` : "") +
+          ` The files as they were are kept in ${result.backup_dir}.`;
+      } else {
+        outcome.textContent = "Rejected: nothing was written.";
+      }
+      $("proposal-apply").disabled = true;
+      $("proposal-reject").disabled = true;
+    } catch (error) {
+      // A refused apply names the file that changed; the change has to be made again.
+      outcome.textContent = `${error.message}`;
+    }
+    refreshProposals();
+  }
+
+  $("proposal-apply").addEventListener("click", () => decide("apply"));
+  $("proposal-reject").addEventListener("click", () => decide("reject"));
+  $("proposals-pill").addEventListener("click", () => {
+    const panel = $("proposals");
+    panel.hidden = !panel.hidden;
+    $("proposals-pill").setAttribute("aria-expanded", String(!panel.hidden));
+    if (!panel.hidden) refreshProposals();
+  });
+
   refreshStatus();
+  refreshProposals();
   listen();
   setInterval(refreshStatus, 60000);
+  setInterval(refreshProposals, 15000);
 })();

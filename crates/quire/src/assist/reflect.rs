@@ -23,18 +23,17 @@ pub(super) fn reflect_range(
     for s in &skipped {
         eprintln!("quire: skipped {}: {}", s.path, s.message);
     }
+    // The same limit as `/api/reflect` (`quire_app::limits`).
+    let budget = quire_app::limits::check_count(
+        "budget",
+        budget as u64,
+        quire_app::limits::MAX_REFLECT_BUDGET,
+    )
+    .map_err(anyhow::Error::msg)?;
     let model = chat_model()?;
     let mut streaming = Streaming::new(cli);
-    let written = streaming.run(|token, on_text| {
-        reflect(
-            model.as_deref(),
-            range,
-            &days,
-            budget.max(1),
-            token,
-            on_text,
-        )
-    })?;
+    let written = streaming
+        .run(|token, on_text| reflect(model.as_deref(), range, &days, budget, token, on_text))?;
     let Some(reflection) = written else {
         return Ok(ExitCode::from(EXIT_CANCELLED));
     };

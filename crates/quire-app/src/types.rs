@@ -1,0 +1,17 @@
+//! The types of the libraries under this crate that a face shows or passes through (a request's
+//! mode and filter, a chat model, a cancel token, the errors it maps to its own codes), named
+//! here so that a face depends on `quire-app` alone.
+
+pub use quire_assist::AssistError;
+pub use quire_assist::FrozenContext;
+pub use quire_assist::audit::MapOptions;
+pub use quire_assist::context::{ContextLimits, SourceReader};
+pub use quire_assist::descent::Retriever;
+pub use quire_assist::transform::Preset;
+pub use quire_embed::EmbedError;
+pub use quire_index::lock::WriterLock;
+pub use quire_index::{Filter, IndexError};
+pub use quire_llm::{CancelToken, ChatModel};
+pub use quire_search::{Mode, SearchError, SearchRequest};
+pub use quire_vault::VaultError;
+pub use quire_watch::{WatchError, WatchEvent, WatchHandle};
