@@ -6,7 +6,7 @@
 //! earlier turns, a follow-up is searched together with the question before it).
 //!
 //! A request is answered in two phases. First, before the response starts, the context is
-//! retrieved and every passage re-read from its file and verified (`quire_assist::context`):
+//! retrieved and every passage re-read from its file and verified (`quire_app::ask`):
 //! a problem there (no index, an unknown note) is an ordinary JSON error with its status. Then
 //! the stream: `token` events (`{"text"}`, the answer as shown, citations already checked), and
 //! one `done` event with the whole result (`quire ask --json`'s object: `answer`, `citations`,
