@@ -158,6 +158,68 @@ export interface Draft {
   model?: string | null;
 }
 
+/** Where a pending proposal is in its life. */
+export type ProposalStatus = "pending" | "applied" | "rejected";
+
+/** A proposal in `GET /api/proposals`: no contents. */
+export interface ProposalSummary {
+  /** `YYYYMMDD-HHMMSS-…`: sorts by creation. */
+  id: string;
+  title: string;
+  /** The command, tool or client that made it, e.g. `propose_note_change (an MCP client)`. */
+  command: string;
+  /** When it was made (RFC 3339). */
+  created: string;
+  status: ProposalStatus;
+  /** The files it writes. */
+  files: string[];
+  lines_added: number;
+  lines_removed: number;
+}
+
+/** One file's change in a proposal. */
+export interface FileChange {
+  kind: "create" | "replace" | "append" | "rename";
+  /** The file the change reads (the file created, for `create`). */
+  path: string;
+  /** Where a rename moves the file. */
+  new_path?: string;
+  /** The heading an append goes under. */
+  heading?: string;
+  /** sha256 of the bytes the change was made from; null for a new file. */
+  base_sha256: string | null;
+  new_sha256: string;
+  /** The file's whole content after the change. */
+  content: string;
+  /** The unified diff from the base to `content`. */
+  diff: string;
+}
+
+/** `GET /api/proposals/{id}`. */
+export interface Proposal {
+  id: string;
+  title: string;
+  command: string;
+  /** What it was made from: note paths, mostly. */
+  sources: string[];
+  created: string;
+  status: ProposalStatus;
+  decided?: string;
+  changes: FileChange[];
+  /** The whole diff of every change. */
+  diff?: string;
+}
+
+/** `POST /api/proposals/{id}/apply`. */
+export interface AppliedProposal {
+  proposal: Proposal;
+  /** The vault-relative paths written. */
+  written: string[];
+  backup_dir: string;
+  /** Files that could not be written (the others were). */
+  not_written?: { path: string; reason: string }[];
+}
+
 /** An error of the server (`{"error": {"code", "message"}}`), or `unreachable`. */
 export class QuireError extends Error {
   constructor(
@@ -231,6 +293,25 @@ export class QuireClient {
     return JSON.parse(response.text) as T;
   }
 
+  /** POST a JSON body to a JSON route. */
+  async post<T>(path: string, body: object): Promise<T> {
+    let response;
+    try {
+      response = await requestUrl({
+        url: this.baseUrl + path,
+        method: "POST",
+        headers: this.headers(),
+        contentType: "application/json",
+        body: JSON.stringify(body),
+        throw: false,
+      });
+    } catch (error) {
+      throw new QuireError("unreachable", `cannot reach quire at ${this.baseUrl} (${String(error)})`);
+    }
+    if (response.status !== 200) throw responseError(response.status, response.text);
+    return JSON.parse(response.text) as T;
+  }
+
   status(): Promise<ServerStatus> {
     return this.get<ServerStatus>("/api/status");
   }
@@ -243,6 +324,24 @@ export class QuireClient {
 
   similar(path: string, k: number): Promise<Related> {
     return this.get<Related>(`/api/similar/${encodeNotePath(path)}?k=${k}`);
+  }
+
+  /** The pending proposals, newest first. */
+  async proposals(): Promise<ProposalSummary[]> {
+    return (await this.get<{ proposals: ProposalSummary[] }>("/api/proposals")).proposals;
+  }
+
+  proposal(id: string): Promise<Proposal> {
+    return this.get<Proposal>(`/api/proposals/${encodeURIComponent(id)}`);
+  }
+
+  /** Writes the proposal into the vault (the only request that does). */
+  applyProposal(id: string): Promise<AppliedProposal> {
+    return this.post<AppliedProposal>(`/api/proposals/${encodeURIComponent(id)}/apply`, {});
+  }
+
+  rejectProposal(id: string): Promise<Proposal> {
+    return this.post<Proposal>(`/api/proposals/${encodeURIComponent(id)}/reject`, {});
   }
 
   /**

@@ -3,7 +3,7 @@
  * plugin class (and the plugin keeps no reference to them).
  */
 import type { App, Events } from "obsidian";
-import type { QuireClient } from "./api";
+import type { ProposalSummary, QuireClient } from "./api";
 import type { ConnectionState } from "./connection";
 import type { QuireSettings } from "./settings";
 
@@ -17,12 +17,16 @@ export interface QuireHost {
   readonly app: App;
   readonly settings: QuireSettings;
   /**
-   * `quire:index` (an `index` or `sync_failed` event: kind, data) and `quire:state` (the
-   * connection changed).
+   * `quire:index` (an `index` or `sync_failed` event: kind, data), `quire:state` (the
+   * connection changed) and `quire:proposals` (the pending proposals were read again).
    */
   readonly events: Events;
   client(): QuireClient;
   connectionState(): ConnectionState;
+  /** The pending proposals as last read from the server, newest first. */
+  proposals(): readonly ProposalSummary[];
+  /** Reads the pending proposals again (a notice says when new ones arrived). */
+  checkProposals(): Promise<void>;
   /** Opens a note of the vault, scrolled to `lines` when given. */
   openNote(path: string, lines?: LineRange): Promise<void>;
 }

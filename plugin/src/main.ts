@@ -1,16 +1,20 @@
 /**
  * quire for Obsidian: a thin client of `quire serve`. Search, related notes, questions, drafts
  * and reflections on a week come from the server (all the logic is in quire); the plugin shows
- * them in Obsidian and opens notes at the lines the server names. It talks to the configured
- * server and nothing else.
+ * them in Obsidian and opens notes at the lines the server names. The changes quire proposes
+ * are reviewed, applied or rejected in the proposals pane. It talks to the configured server and
+ * nothing else.
  */
 import { Events, FileSystemAdapter, Notice, Plugin, type WorkspaceLeaf } from "obsidian";
-import { QuireClient } from "./api";
+import { QuireClient, type ProposalSummary } from "./api";
 import { ASK_VIEW, AskView } from "./ask-view";
 import { Connection, type ConnectionState } from "./connection";
 import { draftSection } from "./draft";
 import type { LineRange, QuireHost } from "./host";
 import { openNoteAt } from "./open-note";
+import { ProposalWatcher } from "./proposal-watch";
+import { countLabel } from "./proposals";
+import { PROPOSALS_VIEW, ProposalsView } from "./proposals-view";
 import { REFLECT_VIEW, ReflectView } from "./reflect-view";
 import { SearchModal } from "./search-modal";
 import { ServerProcess } from "./server";
@@ -21,6 +25,8 @@ import { shiftWeek, weekOf } from "./weeks";
 
 /** How long a notice about a problem stays up. */
 const PROBLEM_NOTICE_MS = 12_000;
+/** How long the notice of new proposals stays up (a click on it opens them). */
+const PROPOSALS_NOTICE_MS = 10_000;
 /** Settings typed in a text field apply once typing pauses this long. */
 const SETTINGS_DELAY_MS = 800;
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]", "::1"]);
@@ -33,6 +39,16 @@ export default class QuirePlugin extends Plugin implements QuireHost, SettingsHo
   private statusEl!: HTMLElement;
   private cached: { client: QuireClient; url: string; token: string } | null = null;
   private restartTimer: number | null = null;
+  private watcher!: ProposalWatcher;
+  private proposalsEl!: HTMLElement;
+  private ribbonBadgeEl!: HTMLElement;
+  /** The connection's state when it last changed, to see it come online. */
+  private lastState: ConnectionState["kind"] | null = null;
+  /**
+   * How often the plugin asks the server for proposals made meanwhile (milliseconds); it also
+   * asks when the connection comes up and after each index event. Tests shorten it.
+   */
+  proposalCheckMs = 25_000;
 
   override async onload(): Promise<void> {
     this.settings = loadSettings(await this.loadData());
@@ -47,18 +63,30 @@ export default class QuirePlugin extends Plugin implements QuireHost, SettingsHo
       indexEvent: (kind, data) => this.events.trigger("quire:index", kind, data),
     });
 
+    this.watcher = new ProposalWatcher({
+      client: () => this.client(),
+      online: () => this.connection.state.kind === "online",
+      changed: (pending) => this.proposalsChanged(pending),
+      arrived: (fresh) => this.proposalsArrived(fresh),
+    });
+
     this.addSettingTab(new QuireSettingTab(this.app, this));
     this.registerView(SIMILAR_VIEW, (leaf) => new SimilarView(leaf, this));
     this.registerView(ASK_VIEW, (leaf) => new AskView(leaf, this));
     this.registerView(REFLECT_VIEW, (leaf) => new ReflectView(leaf, this));
+    this.registerView(PROPOSALS_VIEW, (leaf) => new ProposalsView(leaf, this));
 
     this.addRibbonIcon("search", "Search notes with quire", () => this.openSearch());
+    const ribbon = this.addRibbonIcon("file-diff", "Review proposals", () => void this.reviewProposals());
+    ribbon.addClass("quire-proposals-ribbon");
+    this.ribbonBadgeEl = ribbon.createSpan({ cls: "quire-proposals-badge is-empty" });
     this.addCommand({ id: "search", name: "Search notes", callback: () => this.openSearch() });
     this.addCommand({ id: "open-related-notes", name: "Open related notes", callback: () => void this.activateView(SIMILAR_VIEW) });
     this.addCommand({ id: "ask", name: "Ask your vault", callback: () => void this.activateView(ASK_VIEW) });
     this.addCommand({ id: "reflect-this-week", name: "Reflect on this week", callback: () => void this.reflectOn(weekOf()) });
     this.addCommand({ id: "reflect-last-week", name: "Reflect on last week", callback: () => void this.reflectOn(shiftWeek(weekOf(), -1)) });
     this.addCommand({ id: "draft-section", name: "Draft this section", editorCallback: (editor, context) => void draftSection(this, editor, context) });
+    this.addCommand({ id: "review-proposals", name: "Review proposals", callback: () => void this.reviewProposals() });
     this.addCommand({ id: "reconnect", name: "Reconnect to the server", callback: () => this.connection.restart() });
 
     this.registerEvent(
@@ -78,15 +106,26 @@ export default class QuirePlugin extends Plugin implements QuireHost, SettingsHo
       if (this.connection.state.kind === "online") new Notice(statusLine(this.connection.state, this.connection.syncing).tooltip);
       else this.connection.restart();
     });
+    this.proposalsEl = this.addStatusBarItem();
+    this.proposalsEl.addClass("quire-proposals-status", "mod-clickable", "is-empty");
+    this.proposalsEl.setAttr("aria-label", "Review proposals");
+    this.registerDomEvent(this.proposalsEl, "click", () => void this.reviewProposals());
     this.connectionChanged();
+
+    // A sync may come from a batch run or another device that made proposals too.
+    this.registerEvent(this.events.on("quire:index", () => void this.watcher.check()));
 
     this.register(() => {
       if (this.restartTimer !== null) window.clearTimeout(this.restartTimer);
+      this.watcher.stop();
       this.connection.stop();
       this.server.stop();
     });
     // Once the vault is loaded, as Obsidian asks of work that is not needed to show the app.
-    this.app.workspace.onLayoutReady(() => this.connection.start());
+    this.app.workspace.onLayoutReady(() => {
+      this.connection.start();
+      this.registerInterval(window.setInterval(() => void this.watcher.check(), this.proposalCheckMs));
+    });
   }
 
   client(): QuireClient {
@@ -97,6 +136,14 @@ export default class QuirePlugin extends Plugin implements QuireHost, SettingsHo
 
   connectionState(): ConnectionState {
     return this.connection.state;
+  }
+
+  proposals(): readonly ProposalSummary[] {
+    return this.watcher.pending;
+  }
+
+  checkProposals(): Promise<void> {
+    return this.watcher.check();
   }
 
   openNote(path: string, lines?: LineRange): Promise<void> {
@@ -133,6 +180,39 @@ export default class QuirePlugin extends Plugin implements QuireHost, SettingsHo
     }
     await workspace.revealLeaf(leaf);
     return leaf;
+  }
+
+  /** Opens the proposals pane, on the proposal `id` when given. */
+  private async reviewProposals(id?: string): Promise<void> {
+    const leaf = await this.activateView(PROPOSALS_VIEW);
+    if (leaf?.view instanceof ProposalsView) {
+      if (id) await leaf.view.showProposal(id);
+      else leaf.view.showList();
+    }
+  }
+
+  private proposalsChanged(pending: readonly ProposalSummary[]): void {
+    const count = pending.length;
+    const text = count ? `${countLabel(count)} to review` : "";
+    if (this.proposalsEl.textContent !== text) this.proposalsEl.setText(text);
+    this.proposalsEl.toggleClass("is-empty", count === 0);
+    this.ribbonBadgeEl.setText(count ? String(count) : "");
+    this.ribbonBadgeEl.toggleClass("is-empty", count === 0);
+    this.events.trigger("quire:proposals");
+  }
+
+  /** Says that proposals arrived; the notice opens them. */
+  private proposalsArrived(fresh: readonly ProposalSummary[]): void {
+    const [first] = fresh;
+    const text =
+      fresh.length === 1 && first
+        ? `quire: 1 new proposal to review: ${first.title}`
+        : `quire: ${fresh.length} new proposals to review`;
+    const message = createFragment((fragment) => {
+      const link = fragment.createSpan({ cls: "quire-proposals-notice mod-clickable", text, attr: { title: "Click to review" } });
+      link.addEventListener("click", () => void this.reviewProposals(fresh.length === 1 ? first?.id : undefined));
+    });
+    new Notice(message, PROPOSALS_NOTICE_MS);
   }
 
   private async reflectOn(week: string): Promise<void> {
@@ -183,6 +263,10 @@ export default class QuirePlugin extends Plugin implements QuireHost, SettingsHo
     this.statusEl.setAttr("aria-label", line.tooltip);
     this.statusEl.setAttr("data-tooltip-position", "top");
     for (const tone of ["ok", "busy", "down"] as const) this.statusEl.toggleClass(`is-${tone}`, line.tone === tone);
+    const kind = this.connection.state.kind;
+    // Connected (again): proposals may have been made while the plugin could not ask.
+    if (kind === "online" && this.lastState !== "online") void this.watcher.check();
+    this.lastState = kind;
     this.events.trigger("quire:state");
   }
 }

@@ -5,7 +5,7 @@
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createServer, get, type Server } from "node:http";
+import { createServer, get, request, type Server } from "node:http";
 import { createRequire } from "node:module";
 import { createServer as createNetServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -198,12 +198,16 @@ export interface Loaded {
   unload(): void;
 }
 
-/** The built plugin loaded into a shim app over `vaultDir`, with these settings saved. */
-export async function loadPlugin(vaultDir: string, settings: Record<string, unknown>): Promise<Loaded> {
+/**
+ * The built plugin loaded into a shim app over `vaultDir`, with these settings saved; `prepare`
+ * gets the plugin before it loads (to shorten its timers).
+ */
+export async function loadPlugin(vaultDir: string, settings: Record<string, unknown>, prepare?: (plugin: O.Plugin) => void): Promise<Loaded> {
   const app = new obsidian.App(vaultDir);
   app.shimData = settings;
   const Plugin = loadBuiltPlugin();
   const plugin = new Plugin(app as unknown as O.App, MANIFEST);
+  prepare?.(plugin);
   const component = plugin as unknown as obsidian.Plugin;
   component.load();
   await component.shimLoading;
@@ -234,6 +238,20 @@ export function getJson(url: string): Promise<unknown> {
       response.on("data", (piece: Buffer) => (text += piece.toString("utf8")));
       response.on("end", () => resolve(JSON.parse(text)));
     }).on("error", reject);
+  });
+}
+
+/** POST a JSON body, outside the plugin (as an MCP client or another device would); resolves with the status and the parsed answer. */
+export function postJson(url: string, body: unknown): Promise<{ status: number; body: unknown }> {
+  return new Promise((resolve, reject) => {
+    const payload = JSON.stringify(body);
+    const req = request(url, { method: "POST", headers: { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(payload) } }, (response) => {
+      let text = "";
+      response.on("data", (piece: Buffer) => (text += piece.toString("utf8")));
+      response.on("end", () => resolve({ status: response.statusCode ?? 0, body: JSON.parse(text) as unknown }));
+    });
+    req.on("error", reject);
+    req.end(payload);
   });
 }
 

@@ -11,7 +11,7 @@
  * Shim objects stand in for real ones (`real<T>`) where the API hands them to the plugin. What
  * tests read or drive is named `shim…` (never part of Obsidian's API).
  */
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import * as http from "node:http";
 import * as https from "node:https";
 import { basename, extname, join, relative, sep } from "node:path";
@@ -430,15 +430,44 @@ class EmptyView extends ItemView {
   }
 }
 
-export class MarkdownView extends View implements Pick<O.MarkdownView, "editor" | "file" | "getViewType" | "getDisplayText"> {
+export class MarkdownView
+  extends View
+  implements Pick<O.MarkdownView, "editor" | "file" | "getViewType" | "getDisplayText" | "getViewData" | "setViewData" | "save">
+{
   editor: O.Editor;
   file: O.TFile | null = null;
   readonly shimEditor: Editor;
+  /** The text last loaded from or saved to the file: the editor holds unsaved changes when it differs. */
+  #saved: string;
+  /** How many times `save` wrote the file. */
+  shimWrites = 0;
 
   constructor(leaf: O.WorkspaceLeaf, text = "") {
     super(leaf);
     this.shimEditor = new Editor(text);
     this.editor = real<O.Editor>(this.shimEditor);
+    this.#saved = text;
+  }
+
+  getViewData(): string {
+    return this.shimEditor.getValue();
+  }
+
+  /** Loads `data` into the editor as the file's content (nothing unsaved after it). */
+  setViewData(data: string, clear: boolean): void {
+    this.shimEditor.setValue(data);
+    this.#saved = data;
+  }
+
+  /** Writes what the editor holds to the file when it holds unsaved changes, as Obsidian's save does. */
+  save(clear?: boolean): Promise<void> {
+    const text = this.getViewData();
+    if (this.file && text !== this.#saved) {
+      writeFileSync(join(shim<App>(this.app).shimVault.shimRoot, this.file.path), text);
+      this.#saved = text;
+      this.shimWrites++;
+    }
+    return Promise.resolve();
   }
 
   getViewType(): string {
