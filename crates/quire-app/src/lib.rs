@@ -52,6 +52,7 @@ pub mod bounds;
 pub mod deep_audit;
 pub mod draft;
 mod error;
+pub mod findings;
 pub mod limits;
 pub mod live;
 pub mod moc;

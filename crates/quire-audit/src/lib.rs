@@ -31,6 +31,7 @@
 //! ```
 
 pub mod canvas;
+pub mod findings;
 mod graph;
 mod render;
 mod tags;
@@ -43,6 +44,7 @@ use quire_vault::links::Resolution;
 use serde::Serialize;
 
 pub use canvas::{Canvas, Grouping, canvas};
+pub use findings::{Finding, FindingKind, findings};
 pub use render::render_markdown;
 
 /// The settings of an audit: how many hubs to list, and the thresholds.

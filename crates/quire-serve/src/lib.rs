@@ -12,6 +12,7 @@
 //! | `GET /api/audit?top=` | the structural audit (`quire audit --json`): folders, tags, orphans, dead ends, unresolved links, islands, hubs, note sizes, duplicate titles |
 //! | `POST /api/ask`, `POST /api/draft` | server-sent events: `token`s, then `done` with citations and source cards |
 //! | `POST /api/article/ask` | the same for a pasted article that is not in the vault (`{"text", "name"?, "question"}`; cards point at its lines) |
+//! | `GET /api/findings`, `POST /api/findings/{id}/dismiss`, `…/snooze` | the audit's findings as an inbox (new since the last run; dismissed and snoozed left out); dismiss one, or snooze it `{"days": N}` |
 //! | `GET /api/proposals`, `GET /api/proposals/{id}` | proposed changes (pending; `?all=true` for all), one with its diff |
 //! | `POST /api/proposals`, `POST /api/proposals/{id}/apply`, `…/reject` | make a proposal (`propose_note_change`'s arguments); apply or reject one (the only write into the vault) |
 //! | `POST /api/moc` | maps of content for topic clusters (`{"cluster": N}` or `{"all": true}`), made as proposals; the clusters already mapped are listed instead |
@@ -60,6 +61,7 @@ mod article;
 mod deep_audit;
 mod error;
 mod events;
+mod findings;
 mod generate;
 mod guard;
 mod moc;
@@ -233,6 +235,9 @@ fn router(state: Arc<AppState>, mounted: Option<Router>) -> Router {
         .route("/api/complete", post(tools::complete))
         .route("/api/dataview", post(tools::dataview))
         .route("/api/batch", post(tools::batch))
+        .route("/api/findings", get(findings::list))
+        .route("/api/findings/{id}/dismiss", post(findings::dismiss))
+        .route("/api/findings/{id}/snooze", post(findings::snooze))
         .route("/api/proposals/{id}", get(proposals::show))
         .route("/api/proposals/{id}/apply", post(proposals::apply))
         .route("/api/proposals/{id}/reject", post(proposals::reject))

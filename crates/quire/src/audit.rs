@@ -84,3 +84,78 @@ pub(crate) fn run(cli: &Cli, flags: AuditFlags<'_>, out: &mut String) -> Result<
     }
     Ok(ExitCode::SUCCESS)
 }
+
+/// `quire findings`'s subcommands.
+#[derive(clap::Subcommand, Debug)]
+pub(crate) enum FindingsAction {
+    /// Dismiss a finding for good (by the id `quire findings` shows).
+    Dismiss {
+        /// The finding's id.
+        id: String,
+    },
+    /// Leave a finding out for some days.
+    Snooze {
+        /// The finding's id.
+        id: String,
+        /// For how many days (1 to 365).
+        #[arg(long, default_value_t = 7)]
+        days: u64,
+    },
+}
+
+/// `quire findings`: the inbox (the audit's findings, less the dismissed and snoozed ones, what
+/// is new since the last run), or a dismissal or snooze.
+pub(crate) fn findings(
+    cli: &Cli,
+    action: Option<&FindingsAction>,
+    out: &mut String,
+) -> Result<ExitCode> {
+    let index_dir = index_location(cli)?.dir;
+    let today = chrono::Local::now().date_naive();
+    match action {
+        Some(FindingsAction::Dismiss { id }) => {
+            quire_app::findings::dismiss(&index_dir, id)?;
+            outln!(out, "dismissed {id}: it stays out of `quire findings`");
+        }
+        Some(FindingsAction::Snooze { id, days }) => {
+            let until = quire_app::findings::snooze(&index_dir, id, *days, today)?;
+            outln!(out, "snoozed {id} until {until}");
+        }
+        None => {
+            let vault = open_vault(cli)?;
+            let report = quire_app::audit::audit_vault(&vault, &Default::default());
+            let inbox = quire_app::findings::inbox(&index_dir, &report, today)?;
+            if cli.json {
+                print_json(out, &inbox);
+                return Ok(ExitCode::SUCCESS);
+            }
+            if !inbox.new_since_last.is_empty() {
+                outln!(out, "since the last run: {}", inbox.new_since_last);
+            }
+            for f in &inbox.findings {
+                let place = match (&f.finding.path, f.finding.line) {
+                    (Some(path), Some(line)) => format!("{path}:{line}"),
+                    (Some(path), None) => path.clone(),
+                    _ => String::new(),
+                };
+                outln!(
+                    out,
+                    "{}{}  {:<22} {}  {}",
+                    if f.new { "* " } else { "  " },
+                    f.id,
+                    f.finding.kind.words(1),
+                    place,
+                    f.finding.message
+                );
+            }
+            outln!(
+                out,
+                "{} findings ({} dismissed, {} snoozed); `quire findings dismiss ID` or `snooze ID --days N`",
+                inbox.findings.len(),
+                inbox.dismissed,
+                inbox.snoozed.len()
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

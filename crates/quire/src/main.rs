@@ -242,6 +242,14 @@ enum Command {
         #[arg(long)]
         clusters: bool,
     },
+    /// The audit's findings as an inbox: each orphan, dead end, unresolved link, near-duplicate
+    /// tag family, duplicate title, empty, oversized or heading-less note, unlinked attachment
+    /// and island, with an id; what is new since the last run; dismissed and snoozed ones left
+    /// out (kept in the index folder, never in the vault).
+    Findings {
+        #[command(subcommand)]
+        action: Option<audit::FindingsAction>,
+    },
     /// A map of content for a topic cluster (its id in `quire audit --clusters`) or for --all:
     /// the cluster's notes as wikilinks, grouped by sub-topic, made as a proposal. A cluster one
     /// note already links to (80% of its notes or more) is left alone.
@@ -472,6 +480,7 @@ fn run(cli: &Cli, out: &mut String) -> Result<ExitCode> {
             },
             out,
         ),
+        Command::Findings { action } => audit::findings(cli, action.as_ref(), out),
         Command::Moc {
             cluster,
             all,

@@ -185,3 +185,101 @@ fn a_canvas_inside_the_vault_is_a_proposal_until_applied() {
         "applying wrote more than the canvas"
     );
 }
+
+#[test]
+fn findings_are_an_inbox_that_remembers_dismissals_snoozes_and_what_is_new() {
+    let f = fixture(&sample_vault());
+    let before = snapshot(&f.vault);
+    let run = |args: &[&str]| -> Value {
+        json(
+            &quire(&f)
+                .args(["--json", "findings"])
+                .args(args)
+                .output()
+                .unwrap(),
+        )
+    };
+    let first = run(&[]);
+    assert_eq!(first["first_run"], true);
+    assert_eq!(first["new_since_last"], "");
+    let findings = first["findings"].as_array().unwrap().clone();
+    assert!(!findings.is_empty());
+    // Each finding says what it is about, and where to open it.
+    let orphan = findings
+        .iter()
+        .find(|f| f["kind"] == "orphan")
+        .expect("the sample vault has an orphan note");
+    assert!(orphan["path"].as_str().unwrap().ends_with(".md"));
+    let dismissed = orphan["id"].as_str().unwrap().to_string();
+    let snoozed = findings
+        .iter()
+        .find(|f| f["id"] != dismissed.as_str())
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    ok(&quire(&f)
+        .args(["findings", "dismiss", &dismissed])
+        .output()
+        .unwrap());
+    let said = ok(&quire(&f)
+        .args(["findings", "snooze", &snoozed, "--days", "3"])
+        .output()
+        .unwrap());
+    assert!(said.contains("until"), "{said}");
+    // A new note with a link to nowhere: new since the last run, by kind.
+    std::fs::write(
+        f.vault.join("Fresh.md"),
+        "# Fresh\n\nSee [[Nowhere at all]] and [[Home]].\n",
+    )
+    .unwrap();
+    let second = run(&[]);
+    assert_eq!(second["first_run"], false);
+    assert!(
+        second["new_since_last"]
+            .as_str()
+            .unwrap()
+            .contains("1 new unresolved link"),
+        "{}",
+        second["new_since_last"]
+    );
+    let ids: Vec<&str> = second["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["id"].as_str().unwrap())
+        .collect();
+    assert!(!ids.contains(&dismissed.as_str()) && !ids.contains(&snoozed.as_str()));
+    assert_eq!(second["dismissed"], 1);
+    assert_eq!(second["snoozed"].as_array().unwrap().len(), 1);
+    let new: Vec<&Value> = second["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["new"] == true)
+        .collect();
+    assert!(
+        new.iter()
+            .any(|f| f["kind"] == "unresolved_link" && f["path"] == "Fresh.md" && f["line"] == 3)
+    );
+    // Fixed: the finding drops out by itself; the vault holds nothing of the inbox.
+    std::fs::write(f.vault.join("Fresh.md"), "# Fresh\n\nSee [[Home]].\n").unwrap();
+    let third = run(&[]);
+    assert!(
+        !third["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["kind"] == "unresolved_link" && f["path"] == "Fresh.md")
+    );
+    let mut after = snapshot(&f.vault);
+    after.remove(&f.vault.join("Fresh.md"));
+    assert_eq!(after, before);
+    // A bad id is refused, saying what an id is.
+    let out = quire(&f)
+        .args(["findings", "dismiss", "../x"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("16 hex digits"));
+}

@@ -318,6 +318,9 @@ fn the_api_answers_search_notes_outlines_related_notes_and_status() {
         "/api/proposals/{id}/reject",
         "/api/moc",
         "/api/events",
+        "/api/findings",
+        "/api/findings/{id}/dismiss",
+        "/api/findings/{id}/snooze",
     ] {
         assert!(openapi["paths"][route].is_object(), "{route} undocumented");
     }
@@ -333,6 +336,45 @@ fn the_api_answers_search_notes_outlines_related_notes_and_status() {
     assert_eq!(audit, cli, "/api/audit and quire audit --json differ");
     assert_eq!(audit["most_linked"].as_array().unwrap().len(), 3);
     assert_eq!(audit["summary"]["notes"], status["notes_indexed"]);
+
+    // The findings inbox: one finding per orphan as the audit lists them; a dismissal is a JSON
+    // POST and takes the finding out; a snooze needs a number of days in range.
+    let inbox = get_ok(&format!("{base}/api/findings"));
+    let orphans: Vec<&Value> = inbox["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["kind"] == "orphan")
+        .collect();
+    assert_eq!(orphans.len(), audit["orphans"].as_array().unwrap().len());
+    let id = inbox["findings"][0]["id"].as_str().unwrap().to_string();
+    let (status_code, _) = post(&format!("{base}/api/findings/{id}/dismiss"), "{}", None);
+    assert_eq!(
+        status_code, 415,
+        "a dismissal without a JSON body is refused"
+    );
+    let (status_code, text) = post(
+        &format!("{base}/api/findings/{id}/dismiss"),
+        "{}",
+        Some("application/json"),
+    );
+    assert_eq!(status_code, 200, "{text}");
+    let (status_code, text) = post(
+        &format!("{base}/api/findings/{id}/snooze"),
+        r#"{"days": 0}"#,
+        Some("application/json"),
+    );
+    assert_eq!(status_code, 400, "{text}");
+    assert!(text.contains("from 1 to 365"), "{text}");
+    let again = get_ok(&format!("{base}/api/findings"));
+    assert_eq!(again["dismissed"], 1);
+    assert!(
+        !again["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["id"] == id.as_str())
+    );
 
     // Mistakes are JSON errors with stable codes.
     for (url, code) in [
