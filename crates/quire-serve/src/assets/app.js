@@ -808,6 +808,57 @@
     if (!panel.hidden) refreshProposals();
   });
 
+  // ---- vault health: the findings inbox -------------------------------------------------------
+
+  async function refreshFindings() {
+    const info = $("health-info");
+    let inbox;
+    try {
+      inbox = await api("/api/findings");
+    } catch (error) {
+      info.textContent = `findings unavailable: ${error.message}`;
+      return;
+    }
+    const parts = [`${inbox.findings.length} finding${inbox.findings.length === 1 ? "" : "s"}`];
+    if (inbox.new_since_last) parts.push(`since the last look: ${inbox.new_since_last}`);
+    if (inbox.dismissed || inbox.snoozed.length) parts.push(`${inbox.dismissed} dismissed, ${inbox.snoozed.length} snoozed`);
+    info.textContent = parts.join(" · ");
+    const ol = $("finding-list");
+    ol.replaceChildren();
+    for (const f of inbox.findings) {
+      const where = f.path ? `${f.path}${f.line ? `:${f.line}` : ""}` : "";
+      const decide = async (action, body) => {
+        try {
+          await api(`/api/findings/${encodeURIComponent(f.id)}/${action}`, {
+            method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
+          });
+          refreshFindings();
+        } catch (error) {
+          info.textContent = error.message;
+        }
+      };
+      ol.append(el("li", { class: `finding${f.new ? " new" : ""}`, "data-id": f.id, "data-kind": f.kind },
+        el("p", {},
+          f.new ? el("span", { class: "badge", text: "new" }) : null,
+          el("span", { class: "kind", text: f.kind.replaceAll("_", " ") }), " ",
+          f.path && /\.md$/i.test(f.path)
+            ? el("button", { class: "link", type: "button", text: where,
+              onclick: () => openNote(f.path, f.line ? [f.line, f.line] : undefined) })
+            : el("span", { class: "path", text: where })),
+        el("p", { class: "message", text: f.message }),
+        el("div", { class: "actions" },
+          el("button", { class: "button ghost dismiss", type: "button", text: "Dismiss", onclick: () => decide("dismiss", {}) }),
+          el("button", { class: "button ghost snooze", type: "button", text: "Snooze a week", onclick: () => decide("snooze", { days: 7 }) }))));
+    }
+  }
+
+  $("health-pill").addEventListener("click", () => {
+    const panel = $("health");
+    panel.hidden = !panel.hidden;
+    $("health-pill").setAttribute("aria-expanded", String(!panel.hidden));
+    if (!panel.hidden) refreshFindings();
+  });
+
   refreshStatus();
   refreshProposals();
   listen();
