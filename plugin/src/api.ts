@@ -108,10 +108,15 @@ export interface Answer {
   conversation?: string;
 }
 
+/** How `POST /api/ask` finds passages: by search, by walking the notes' headings, or either as fits. */
+export type Retriever = "hybrid" | "tree" | "auto";
+
 /** What `POST /api/ask` is asked with, besides the question. */
 export interface AskOptions {
-  /** The retriever; empty for the server's default. */
+  /** The search mode; empty for the server's default. */
   mode?: SearchMode | "";
+  /** The retriever; empty for the server's default (hybrid). */
+  retriever?: Retriever | "";
   /** Continue this conversation (the `conversation` of an earlier answer). */
   conversation?: string | null;
   /** Have the model write a passage for the question first, and search with it too. */
@@ -220,6 +225,68 @@ export interface AppliedProposal {
   not_written?: { path: string; reason: string }[];
 }
 
+/** `POST /api/split`: the new notes and the map, and the proposal that makes them. */
+export interface SplitResult {
+  proposal: Proposal;
+}
+
+/** `POST /api/flashcards`: the cards, and the proposal that adds them (none when no card is new). */
+export interface FlashcardsResult {
+  cards: { cards: unknown[]; already_in_note: number; bad_lines: number; relocated: number };
+  proposal?: Proposal | null;
+}
+
+/** `POST /api/transform`. */
+export interface TransformResult {
+  proposal: Proposal;
+}
+
+/** `POST /api/complete`. */
+export interface CompleteResult {
+  proposal?: Proposal | null;
+}
+
+/** `POST /api/dataview`: the checked query, and the proposal that adds it to a note (with `into`). */
+export interface DataviewResult {
+  query: string;
+  repaired: boolean;
+  proposal?: Proposal | null;
+}
+
+/** A batch before it runs. */
+export interface BatchPlan {
+  /** The notes selected, in order. */
+  notes: string[];
+  /** Notes an earlier run of the same batch already made a proposal for (skipped). */
+  done: string[];
+  /** About how many tokens the remaining notes send (and as many come back). */
+  estimated_tokens: number;
+}
+
+/** `POST /api/batch`: the plan, and unless `dry_run` what the run did. */
+export interface BatchResult {
+  plan: BatchPlan;
+  outcome?: {
+    /** (note, proposal id) for each proposal made. */
+    proposals: [string, string][];
+    /** (note, why) for each note that failed. */
+    failed: [string, string][];
+    cancelled: boolean;
+  };
+}
+
+/** What `POST /api/transform` and `/api/batch` do to the text: a preset or an instruction. */
+export type TransformChoice = { preset: string } | { instruction: string };
+
+/** `POST /api/proposals`: the arguments of `propose_note_change`. */
+export interface NewProposal {
+  path: string;
+  change: "create" | "append" | "replace";
+  text: string;
+  heading?: string;
+  title?: string;
+}
+
 /** An error of the server (`{"error": {"code", "message"}}`), or `unreachable`. */
 export class QuireError extends Error {
   constructor(
@@ -312,6 +379,60 @@ export class QuireClient {
     return JSON.parse(response.text) as T;
   }
 
+  /**
+   * POST a JSON body to a JSON route, through Node's `http` so that `signal` can cancel it (the
+   * writing tools take a while; `requestUrl` cannot be cancelled). Cancelling stops the wait:
+   * the server may still finish the work.
+   */
+  postCancellable<T>(path: string, body: object, signal: AbortSignal): Promise<T> {
+    const url = new URL(this.baseUrl + path);
+    const transport = url.protocol === "https:" ? https : http;
+    const payload = JSON.stringify(body);
+    const headers: Record<string, string> = {
+      Accept: "application/json",
+      "Content-Type": "application/json",
+      "Content-Length": String(new TextEncoder().encode(payload).length),
+      ...this.headers(),
+    };
+    return new Promise<T>((resolve, reject) => {
+      if (signal.aborted) {
+        reject(abortError());
+        return;
+      }
+      let cancelled = false;
+      const onAbort = () => {
+        cancelled = true;
+        request.destroy();
+        reject(abortError());
+      };
+      const request = transport.request(url, { method: "POST", headers }, (response) => {
+        response.setEncoding("utf8");
+        let text = "";
+        response.on("data", (piece: string) => (text += piece));
+        response.on("end", () => {
+          signal.removeEventListener("abort", onAbort);
+          const status = response.statusCode ?? 0;
+          if (status !== 200) {
+            reject(responseError(status, text));
+            return;
+          }
+          try {
+            resolve(JSON.parse(text) as T);
+          } catch {
+            reject(new QuireError("http_error", "quire's answer was cut short"));
+          }
+        });
+        response.on("error", (error) => reject(cancelled ? abortError() : new QuireError("unreachable", `the connection to quire at ${this.baseUrl} was lost (${error.message})`)));
+      });
+      signal.addEventListener("abort", onAbort, { once: true });
+      request.on("error", (error) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(cancelled ? abortError() : new QuireError("unreachable", `cannot reach quire at ${this.baseUrl} (${error.message})`));
+      });
+      request.end(payload);
+    });
+  }
+
   status(): Promise<ServerStatus> {
     return this.get<ServerStatus>("/api/status");
   }
@@ -342,6 +463,38 @@ export class QuireClient {
 
   rejectProposal(id: string): Promise<Proposal> {
     return this.post<Proposal>(`/api/proposals/${encodeURIComponent(id)}/reject`, {});
+  }
+
+  /** Makes a pending proposal (nothing is written). */
+  propose(change: NewProposal): Promise<Proposal> {
+    return this.post<Proposal>("/api/proposals", change);
+  }
+
+  split(note: string, signal: AbortSignal): Promise<SplitResult> {
+    return this.postCancellable<SplitResult>("/api/split", { note }, signal);
+  }
+
+  flashcards(note: string, signal: AbortSignal): Promise<FlashcardsResult> {
+    return this.postCancellable<FlashcardsResult>("/api/flashcards", { note }, signal);
+  }
+
+  /** Rewrites lines `A-B` of the note (its body when `lines` is null). */
+  transform(note: string, lines: string | null, choice: TransformChoice, signal: AbortSignal): Promise<TransformResult> {
+    return this.postCancellable<TransformResult>("/api/transform", { note, ...(lines ? { lines } : {}), ...choice }, signal);
+  }
+
+  /** Continues the note after line `at` (1-based). */
+  complete(note: string, at: number, signal: AbortSignal): Promise<CompleteResult> {
+    return this.postCancellable<CompleteResult>("/api/complete", { note, at }, signal);
+  }
+
+  /** A Dataview query for `question`, added to the end of `into`. */
+  dataview(question: string, into: string, signal: AbortSignal): Promise<DataviewResult> {
+    return this.postCancellable<DataviewResult>("/api/dataview", { question, into }, signal);
+  }
+
+  batch(select: { folder: string } | { tag: string }, choice: TransformChoice, dryRun: boolean, signal: AbortSignal): Promise<BatchResult> {
+    return this.postCancellable<BatchResult>("/api/batch", { ...select, ...choice, dry_run: dryRun }, signal);
   }
 
   /**
@@ -443,8 +596,9 @@ export class QuireClient {
   }
 
   ask(question: string, options: AskOptions, onText: (text: string) => void, signal?: AbortSignal): Promise<Answer> {
-    const body: { question: string; mode?: SearchMode; conversation?: string; expand?: boolean } = { question };
+    const body: { question: string; mode?: SearchMode; retriever?: Retriever; conversation?: string; expand?: boolean } = { question };
     if (options.mode) body.mode = options.mode;
+    if (options.retriever) body.retriever = options.retriever;
     if (options.conversation) body.conversation = options.conversation;
     if (options.expand) body.expand = true;
     return this.generate<Answer>("/api/ask", body, onText, signal);

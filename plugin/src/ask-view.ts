@@ -7,10 +7,14 @@
  * with each follow-up): the model sees the earlier turns, and a passage keeps its id (`S2`) for
  * the whole conversation. A conversation the server no longer has (it keeps one for an hour
  * after its last turn, while it runs) is said to have ended, and the question starts a new one.
+ *
+ * "Save as a note" proposes a note of the conversation (each question, its answer, its sources
+ * as wikilinks; see `conversation-note.ts`) and opens it in the proposals pane.
  */
-import { Component, ItemView, MarkdownRenderer, type WorkspaceLeaf } from "obsidian";
+import { Component, ItemView, MarkdownRenderer, Notice, type WorkspaceLeaf } from "obsidian";
 import { abortError, isAbort, QuireError, type Answer, type SourceCard } from "./api";
 import { answerWarnings, kindLabel, linkCitations, openInternalLinks, renderSourceCards, safeMarkdown } from "./answer";
+import { conversationProposal, type Turn } from "./conversation-note";
 import type { QuireHost } from "./host";
 
 export const ASK_VIEW = "quire-ask";
@@ -43,6 +47,9 @@ export class AskView extends ItemView {
   private generation = 0;
   /** When the user last stopped an answer (ms since the epoch). */
   private stoppedAt = 0;
+  /** The questions of this conversation with their complete answers, for "Save as a note". */
+  private turns: Turn[] = [];
+  private saving = false;
 
   constructor(
     leaf: WorkspaceLeaf,
@@ -71,6 +78,12 @@ export class AskView extends ItemView {
     header.createSpan({ text: "Ask your vault" });
     const clear = header.createEl("button", { cls: "quire-new-conversation", text: "New conversation", attr: { type: "button" } });
     clear.addEventListener("click", () => this.clear());
+    const save = header.createEl("button", {
+      cls: "quire-save-conversation",
+      text: "Save as a note",
+      attr: { type: "button", title: "Propose a note of this conversation: the questions, the answers and their sources" },
+    });
+    save.addEventListener("click", () => void this.save());
     this.logEl = root.createDiv({ cls: "quire-ask-log" });
     const form = root.createDiv({ cls: "quire-ask-form" });
     this.inputEl = form.createEl("textarea", {
@@ -108,6 +121,7 @@ export class AskView extends ItemView {
     }
     this.generation++;
     this.conversation = null;
+    this.turns = [];
     this.removeChild(this.rendered);
     this.rendered = this.addChild(new Component());
     this.logEl.empty();
@@ -161,6 +175,7 @@ export class AskView extends ItemView {
       }
       if (generation !== this.generation) return;
       if (answer.conversation) this.conversation = answer.conversation;
+      this.turns.push({ question, answer });
       await this.showAnswer(els, answer);
     } catch (error) {
       els.body.removeClass("is-streaming");
@@ -183,7 +198,8 @@ export class AskView extends ItemView {
   private async send(question: string, els: AnswerEls, onText: (text: string) => void, signal: AbortSignal): Promise<Answer> {
     for (;;) {
       try {
-        return await this.host.client().ask(question, { mode: this.host.settings.searchMode, conversation: this.conversation, expand: this.host.settings.expandQuestions }, onText, signal);
+        const { searchMode: mode, retriever, expandQuestions: expand } = this.host.settings;
+        return await this.host.client().ask(question, { mode, retriever, conversation: this.conversation, expand }, onText, signal);
       } catch (error) {
         const settling = Date.now() - this.stoppedAt < STOPPED_SETTLE_MS;
         const busy = error instanceof QuireError && (error.code === "busy" || error.code === "conversation_busy");
@@ -192,6 +208,29 @@ export class AskView extends ItemView {
         await new Promise((resolve) => window.setTimeout(resolve, BUSY_RETRY_MS));
         if (signal.aborted) throw abortError();
       }
+    }
+  }
+
+  /**
+   * Proposes a note of the conversation so far (a question still being answered is left out)
+   * and opens it in the proposals pane; resolves when that is done or refused.
+   */
+  async save(): Promise<void> {
+    if (this.saving) return;
+    if (!this.turns.length) {
+      new Notice("Ask a question first: there is nothing to save yet.");
+      return;
+    }
+    this.saving = true;
+    try {
+      const { change, left } = conversationProposal(this.turns, this.host.settings.conversationFolder, new Date(), (path) => this.app.vault.getFileByPath(path) !== null);
+      const proposal = await this.host.client().propose(change);
+      if (left) new Notice(`The conversation is too long for one note: the first ${left === 1 ? "question is" : `${left} questions are`} left out.`);
+      await this.host.reviewNewProposals([proposal.id], proposal.id);
+    } catch (error) {
+      new Notice(saveProblem(error), 12_000);
+    } finally {
+      this.saving = false;
     }
   }
 
@@ -230,6 +269,11 @@ export class AskView extends ItemView {
   private openSource(card: SourceCard): Promise<void> {
     return this.host.openNote(card.path, { start: card.start_line, end: card.end_line });
   }
+}
+
+function saveProblem(error: unknown): string {
+  if (error instanceof QuireError && error.code === "unreachable") return "Not saved: quire is not reachable. It reconnects by itself; see the status bar.";
+  return `Not saved: ${error instanceof Error ? error.message : String(error)}`;
 }
 
 function askProblem(error: unknown): string {

@@ -27,6 +27,11 @@ export interface QuireHost {
   proposals(): readonly ProposalSummary[];
   /** Reads the pending proposals again (a notice says when new ones arrived). */
   checkProposals(): Promise<void>;
+  /**
+   * Shows proposals the user just made (a writing tool's, a saved conversation): the list is
+   * read again without a notice of them, and the proposals pane opens, on `id` when given.
+   */
+  reviewNewProposals(ids: readonly string[], id?: string): Promise<void>;
   /** Opens a note of the vault, scrolled to `lines` when given. */
   openNote(path: string, lines?: LineRange): Promise<void>;
 }

@@ -22,6 +22,7 @@ import { loadSettings, QuireSettingTab, type QuireSettings, type SettingsHost } 
 import { SIMILAR_VIEW, SimilarView } from "./similar-view";
 import { statusLine } from "./status";
 import { shiftWeek, weekOf } from "./weeks";
+import { batchTransform, completeAtCursor, dataviewQuery, makeFlashcards, splitNote, transformSelection } from "./writing-tools";
 
 /** How long a notice about a problem stays up. */
 const PROBLEM_NOTICE_MS = 12_000;
@@ -86,6 +87,12 @@ export default class QuirePlugin extends Plugin implements QuireHost, SettingsHo
     this.addCommand({ id: "reflect-this-week", name: "Reflect on this week", callback: () => void this.reflectOn(weekOf()) });
     this.addCommand({ id: "reflect-last-week", name: "Reflect on last week", callback: () => void this.reflectOn(shiftWeek(weekOf(), -1)) });
     this.addCommand({ id: "draft-section", name: "Draft this section", editorCallback: (editor, context) => void draftSection(this, editor, context) });
+    this.addCommand({ id: "split-note", name: "Split this note into atomic notes", editorCallback: (_editor, context) => void splitNote(this, context) });
+    this.addCommand({ id: "flashcards", name: "Make flashcards from this note", editorCallback: (_editor, context) => void makeFlashcards(this, context) });
+    this.addCommand({ id: "transform", name: "Transform the selection", editorCallback: (editor, context) => void transformSelection(this, editor, context) });
+    this.addCommand({ id: "complete", name: "Continue the note from here", editorCallback: (editor, context) => void completeAtCursor(this, editor, context) });
+    this.addCommand({ id: "dataview", name: "Dataview query from a question", editorCallback: (_editor, context) => void dataviewQuery(this, context) });
+    this.addCommand({ id: "batch-transform", name: "Transform many notes (a folder or a tag)", callback: () => void batchTransform(this) });
     this.addCommand({ id: "review-proposals", name: "Review proposals", callback: () => void this.reviewProposals() });
     this.addCommand({ id: "reconnect", name: "Reconnect to the server", callback: () => this.connection.restart() });
 
@@ -97,6 +104,14 @@ export default class QuirePlugin extends Plugin implements QuireHost, SettingsHo
             .setIcon("pen-line")
             .onClick(() => void draftSection(this, editor, context)),
         );
+        const tools: [string, string, () => unknown][] = [
+          ["Transform the selection", "wand-sparkles", () => transformSelection(this, editor, context)],
+          ["Continue the note from here", "text-cursor-input", () => completeAtCursor(this, editor, context)],
+          ["Split into atomic notes", "split", () => splitNote(this, context)],
+          ["Make flashcards", "layers", () => makeFlashcards(this, context)],
+          ["Dataview query from a question", "table", () => dataviewQuery(this, context)],
+        ];
+        for (const [title, icon, run] of tools) menu.addItem((item) => item.setTitle(title).setIcon(icon).setSection("quire").onClick(() => void run()));
       }),
     );
 
@@ -146,6 +161,12 @@ export default class QuirePlugin extends Plugin implements QuireHost, SettingsHo
     return this.watcher.check();
   }
 
+  async reviewNewProposals(ids: readonly string[], id?: string): Promise<void> {
+    this.watcher.markSeen(ids);
+    await this.watcher.check();
+    await this.reviewProposals(id);
+  }
+
   openNote(path: string, lines?: LineRange): Promise<void> {
     return openNoteAt(this.app, path, lines);
   }
@@ -183,7 +204,7 @@ export default class QuirePlugin extends Plugin implements QuireHost, SettingsHo
   }
 
   /** Opens the proposals pane, on the proposal `id` when given. */
-  private async reviewProposals(id?: string): Promise<void> {
+  async reviewProposals(id?: string): Promise<void> {
     const leaf = await this.activateView(PROPOSALS_VIEW);
     if (leaf?.view instanceof ProposalsView) {
       if (id) await leaf.view.showProposal(id);

@@ -32,6 +32,11 @@ export class ProposalWatcher {
     this.stopped = true;
   }
 
+  /** Proposals the user just asked for (a writing tool's): not news when the next check reads them. */
+  markSeen(ids: readonly string[]): void {
+    if (this.seen) for (const id of ids) this.seen.add(id);
+  }
+
   /**
    * Reads the pending proposals. A check asked for while one runs runs once more after it (so a
    * proposal made meanwhile is seen), and both callers wait for that.

@@ -4,7 +4,7 @@
  * the settings search), and drawn with `Setting` rows by `display()` on older versions.
  */
 import { type App, PluginSettingTab, Setting, type Plugin, type SettingDefinitionItem } from "obsidian";
-import type { SearchMode } from "./api";
+import type { Retriever, SearchMode } from "./api";
 
 export interface QuireSettings {
   /** Where `quire serve` listens. */
@@ -21,6 +21,10 @@ export interface QuireSettings {
   searchLimit: number;
   /** Have the server's language model write a passage for each question first, and search with it too. */
   expandQuestions: boolean;
+  /** How each question finds its passages; empty for the server's default (hybrid). */
+  retriever: Retriever | "";
+  /** The folder a saved conversation goes in (vault-relative; empty for the vault's top). */
+  conversationFolder: string;
 }
 
 export const DEFAULT_SETTINGS: QuireSettings = {
@@ -31,6 +35,8 @@ export const DEFAULT_SETTINGS: QuireSettings = {
   searchMode: "",
   searchLimit: 10,
   expandQuestions: false,
+  retriever: "",
+  conversationFolder: "Conversations",
 };
 
 /** What the tab needs from the plugin. */
@@ -42,7 +48,7 @@ export interface SettingsHost extends Plugin {
 type Key = keyof QuireSettings;
 
 interface TextSetting {
-  key: "serverUrl" | "token" | "quireBinary";
+  key: "serverUrl" | "token" | "quireBinary" | "conversationFolder";
   kind: "text";
   name: string;
   desc: string;
@@ -55,7 +61,7 @@ interface ToggleSetting {
   desc: string;
 }
 interface ChoiceSetting {
-  key: "searchMode" | "searchLimit";
+  key: "searchMode" | "searchLimit" | "retriever";
   kind: "dropdown";
   name: string;
   desc: string;
@@ -113,6 +119,20 @@ export const SETTINGS: SettingDescription[] = [
     name: "Expand questions",
     desc: "Before searching for a question's passages, the server's language model writes a short passage that could answer it, and the search uses both. Finds notes worded unlike the question; each answer takes a few seconds longer. Needs a language model on the server.",
   },
+  {
+    key: "retriever",
+    kind: "dropdown",
+    name: "How questions find passages",
+    desc: "Search finds passages by their words (and meaning); headings walks down the notes' headings with the language model; either lets the server choose for each question.",
+    options: { "": "Server default", hybrid: "Search", tree: "Headings", auto: "Either, as fits" },
+  },
+  {
+    key: "conversationFolder",
+    kind: "text",
+    name: "Folder for saved conversations",
+    desc: "Where \"Save as a note\" in the ask view proposes the note of a conversation. Leave empty for the top of the vault.",
+    placeholder: DEFAULT_SETTINGS.conversationFolder,
+  },
 ];
 
 /** Turns what a control holds into the setting's type; a value of the wrong kind is ignored. */
@@ -127,6 +147,10 @@ export function settingValue(key: Key, value: unknown): Partial<QuireSettings> {
     }
     case "searchMode":
       return value === "" || value === "hybrid" || value === "bm25" || value === "vector" ? { searchMode: value } : {};
+    case "retriever":
+      return value === "" || value === "hybrid" || value === "tree" || value === "auto" ? { retriever: value } : {};
+    case "conversationFolder":
+      return typeof value === "string" ? { conversationFolder: value.trim().replace(/^\/+|\/+$/g, "") } : {};
     default:
       return typeof value === "string" ? { [key]: value.trim() } : {};
   }
