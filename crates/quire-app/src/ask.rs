@@ -273,6 +273,43 @@ pub fn check_support(searcher: &dyn AnswerIndex, sources: &[Source], answer: &mu
     }
 }
 
+/// One answered turn: the answer, and under `strict` why it was withheld.
+#[derive(Debug, Clone)]
+pub struct Answered {
+    /// The answer, its citations checked (with the index's embedder where it has one).
+    pub answer: Answer,
+    /// Set when `strict` withheld the answer: why (its cited sentences do not hold).
+    pub withheld: Option<String>,
+}
+
+/// One turn of a conversation, whole, for every face: the answer written from the frozen
+/// context (streamed to `on_text`; under `strict` nothing is streamed, as an answer is shown
+/// only once its citations are checked), each cited sentence checked against its source with
+/// `check_with`'s embedder (by shared words without one), and under `strict` the verdict.
+#[allow(clippy::too_many_arguments)]
+pub fn answer_turn(
+    conversation: &mut Conversation,
+    model: Option<&dyn ChatModel>,
+    frozen: FrozenContext,
+    question: &str,
+    check_with: Option<&dyn AnswerIndex>,
+    strict: bool,
+    cancel: &CancelToken,
+    on_text: &mut dyn FnMut(&str),
+) -> Result<Answered, quire_assist::AssistError> {
+    let on_text: &mut dyn FnMut(&str) = if strict { &mut |_| {} } else { on_text };
+    let mut answer = conversation.ask(model, frozen, question, cancel, on_text)?;
+    if let Some(index) = check_with {
+        check_support(index, conversation.sources(), &mut answer);
+    }
+    let withheld = if strict {
+        answer.strict_refusal()
+    } else {
+        None
+    };
+    Ok(Answered { answer, withheld })
+}
+
 /// How many conversations a server keeps (the least recently used goes first).
 pub const MAX_CONVERSATIONS: usize = 32;
 /// How many turns one conversation may have.

@@ -231,20 +231,42 @@ pub(crate) async fn ask(
         let _permit = permit;
         let cancel = CancelToken::new();
         let mut turn = turn;
-        let answered = turn.conversation.ask(
-            state.chat.as_deref(),
-            frozen,
-            &question,
-            &cancel,
-            &mut text_sink(&sender, &cancel),
-        );
-        let answered = answered.map(|mut answer| {
-            // The sentences are checked with the live index's embedder (words only without).
-            let _ = state.live.with_answer_index(INDEX_WAIT, |index| {
-                quire_app::ask::check_support(index, turn.conversation.sources(), &mut answer);
-            });
-            answer
+        let mut sink = text_sink(&sender, &cancel);
+        let mut frozen = Some(frozen);
+        let mut answered = None;
+        // The sentences are checked with the live index's embedder (words only without, or
+        // when the index cannot be had now).
+        let _ = state.live.with_answer_index(INDEX_WAIT, |index| {
+            if let Some(frozen) = frozen.take() {
+                answered = Some(quire_app::ask::answer_turn(
+                    &mut turn.conversation,
+                    state.chat.as_deref(),
+                    frozen,
+                    &question,
+                    Some(index),
+                    false,
+                    &cancel,
+                    &mut sink,
+                ));
+            }
         });
+        let answered = match (answered, frozen) {
+            (Some(answered), _) => answered,
+            (None, Some(frozen)) => quire_app::ask::answer_turn(
+                &mut turn.conversation,
+                state.chat.as_deref(),
+                frozen,
+                &question,
+                None,
+                false,
+                &cancel,
+                &mut sink,
+            ),
+            (None, None) => Err(AssistError::Unusable(
+                "the answer could not be written".into(),
+            )),
+        }
+        .map(|answered| answered.answer);
         let id = turn.id.clone();
         state.conversations.put_back(turn, answered.is_ok());
         let answered = answered.map(|answer| {

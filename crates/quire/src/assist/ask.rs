@@ -78,23 +78,27 @@ pub(super) fn ask(cli: &Cli, flags: AskFlags<'_>, out: &mut String) -> Result<Ex
             };
             quire_app::ask::ask_context(searcher.answer_index(), &reader, &request)?
         };
+        // The sentences are checked with the index's embedder (words only without one).
+        let checker = match &embedder {
+            Some(_) => Some(open_backend(cli, embedder.clone())?),
+            None => None,
+        };
         let asked = streaming.run(|token, on_text| {
-            // --strict shows an answer only once its citations are checked.
-            let on_text: &mut dyn FnMut(&str) = if strict { &mut |_| {} } else { on_text };
-            conversation.ask(model.as_deref(), frozen, &question, token, on_text)
+            quire_app::ask::answer_turn(
+                &mut conversation,
+                model.as_deref(),
+                frozen,
+                &question,
+                checker.as_ref().map(|c| c.answer_index()),
+                strict,
+                token,
+                on_text,
+            )
         })?;
-        let Some(mut answer) = asked else {
+        let Some(turn) = asked else {
             return Ok(ExitCode::from(EXIT_CANCELLED));
         };
-        if embedder.is_some() && answer.kind == AnswerKind::Generated {
-            let searcher = open_backend(cli, embedder.clone())?;
-            quire_app::ask::check_support(
-                searcher.answer_index(),
-                conversation.sources(),
-                &mut answer,
-            );
-        }
-        let refusal = answer.strict_refusal().filter(|_| strict);
+        let (answer, refusal) = (turn.answer, turn.withheld);
         withheld |= refusal.is_some();
         let mut shown = serde_json::to_value(&answer)?;
         if let Some(reason) = &refusal {
