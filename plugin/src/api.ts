@@ -166,6 +166,38 @@ export interface Draft {
 /** Where a pending proposal is in its life. */
 export type ProposalStatus = "pending" | "applied" | "rejected";
 
+/**
+ * One finding of the findings inbox (`GET /api/findings`): a thing of the vault's structure a
+ * person might fix, with an id that stays the same while it holds.
+ */
+export interface Finding {
+  id: string;
+  /** `unresolved_link`, `orphan`, `dead_end`, `near_duplicate_tags`, `duplicate_title`, `empty_note`, `oversized_note`, `no_headings`, `unlinked_attachment`, `island`. */
+  kind: string;
+  subject: string;
+  /** The note (or attachment) to open, when there is one. */
+  path: string | null;
+  /** The line to open it at (1-based), when there is one. */
+  line: number | null;
+  message: string;
+  /** Not there at the last run. */
+  new: boolean;
+}
+
+/** `GET /api/findings`: the inbox after a run (each GET is a run). */
+export interface FindingsInbox {
+  findings: Finding[];
+  /** New since the last run in words ("2 new unresolved links, 1 new orphan note"); empty on the first run or when nothing is new. */
+  new_since_last: string;
+  first_run: boolean;
+  /** How many findings that hold were dismissed. */
+  dismissed: number;
+  /** The snoozed findings that hold, and the day each comes back (`YYYY-MM-DD`). */
+  snoozed: [string, string][];
+  /** Said when the list was too long for one answer. */
+  cut_to_fit?: string;
+}
+
 /** A proposal in `GET /api/proposals`: no contents. */
 export interface ProposalSummary {
   /** `YYYYMMDD-HHMMSS-…`: sorts by creation. */
@@ -468,6 +500,21 @@ export class QuireClient {
   /** Makes a pending proposal (nothing is written). */
   propose(change: NewProposal): Promise<Proposal> {
     return this.post<Proposal>("/api/proposals", change);
+  }
+
+  /** The findings inbox. Each call records a run (what is new is new since the last call). */
+  findings(): Promise<FindingsInbox> {
+    return this.get<FindingsInbox>("/api/findings");
+  }
+
+  /** Takes a finding out of the inbox for good. */
+  dismissFinding(id: string): Promise<{ id: string; dismissed: boolean }> {
+    return this.post<{ id: string; dismissed: boolean }>(`/api/findings/${encodeURIComponent(id)}/dismiss`, {});
+  }
+
+  /** Takes a finding out of the inbox for `days` days (1 to 365); resolves with the day it comes back. */
+  snoozeFinding(id: string, days: number): Promise<{ id: string; until: string }> {
+    return this.post<{ id: string; until: string }>(`/api/findings/${encodeURIComponent(id)}/snooze`, { days });
   }
 
   split(note: string, signal: AbortSignal): Promise<SplitResult> {

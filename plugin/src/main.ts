@@ -2,14 +2,15 @@
  * quire for Obsidian: a thin client of `quire serve`. Search, related notes, questions, drafts
  * and reflections on a week come from the server (all the logic is in quire); the plugin shows
  * them in Obsidian and opens notes at the lines the server names. The changes quire proposes
- * are reviewed, applied or rejected in the proposals pane. It talks to the configured server and
- * nothing else.
+ * are reviewed, applied or rejected in the proposals pane; the vault health view is the
+ * structural audit as an inbox of findings. It talks to the configured server and nothing else.
  */
 import { Events, FileSystemAdapter, Notice, Plugin, type WorkspaceLeaf } from "obsidian";
 import { QuireClient, type ProposalSummary } from "./api";
 import { ASK_VIEW, AskView } from "./ask-view";
 import { Connection, type ConnectionState } from "./connection";
 import { draftSection } from "./draft";
+import { HEALTH_VIEW, HealthView } from "./health-view";
 import type { LineRange, QuireHost } from "./host";
 import { openNoteAt } from "./open-note";
 import { ProposalWatcher } from "./proposal-watch";
@@ -76,11 +77,13 @@ export default class QuirePlugin extends Plugin implements QuireHost, SettingsHo
     this.registerView(ASK_VIEW, (leaf) => new AskView(leaf, this));
     this.registerView(REFLECT_VIEW, (leaf) => new ReflectView(leaf, this));
     this.registerView(PROPOSALS_VIEW, (leaf) => new ProposalsView(leaf, this));
+    this.registerView(HEALTH_VIEW, (leaf) => new HealthView(leaf, this));
 
     this.addRibbonIcon("search", "Search notes with quire", () => this.openSearch());
     const ribbon = this.addRibbonIcon("file-diff", "Review proposals", () => void this.reviewProposals());
     ribbon.addClass("quire-proposals-ribbon");
     this.ribbonBadgeEl = ribbon.createSpan({ cls: "quire-proposals-badge is-empty" });
+    this.addRibbonIcon("heart-pulse", "Vault health", () => void this.vaultHealth());
     this.addCommand({ id: "search", name: "Search notes", callback: () => this.openSearch() });
     this.addCommand({ id: "open-related-notes", name: "Open related notes", callback: () => void this.activateView(SIMILAR_VIEW) });
     this.addCommand({ id: "ask", name: "Ask your vault", callback: () => void this.activateView(ASK_VIEW) });
@@ -94,6 +97,7 @@ export default class QuirePlugin extends Plugin implements QuireHost, SettingsHo
     this.addCommand({ id: "dataview", name: "Dataview query from a question", editorCallback: (_editor, context) => void dataviewQuery(this, context) });
     this.addCommand({ id: "batch-transform", name: "Transform many notes (a folder or a tag)", callback: () => void batchTransform(this) });
     this.addCommand({ id: "review-proposals", name: "Review proposals", callback: () => void this.reviewProposals() });
+    this.addCommand({ id: "vault-health", name: "Vault health", callback: () => void this.vaultHealth() });
     this.addCommand({ id: "reconnect", name: "Reconnect to the server", callback: () => this.connection.restart() });
 
     this.registerEvent(
@@ -210,6 +214,14 @@ export default class QuirePlugin extends Plugin implements QuireHost, SettingsHo
       if (id) await leaf.view.showProposal(id);
       else leaf.view.showList();
     }
+  }
+
+  /** Opens the vault health view, or looks again if it is open (each look is a run the server records). */
+  private async vaultHealth(): Promise<void> {
+    // A view not loaded yet (deferred, or not open) looks when it opens: once.
+    const loaded = this.app.workspace.getLeavesOfType(HEALTH_VIEW)[0]?.view instanceof HealthView;
+    const leaf = await this.activateView(HEALTH_VIEW);
+    if (loaded && leaf?.view instanceof HealthView) await leaf.view.refresh();
   }
 
   private proposalsChanged(pending: readonly ProposalSummary[]): void {
