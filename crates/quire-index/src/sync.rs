@@ -273,20 +273,8 @@ pub fn sync(
     let fulltext = FullText::open(&location.fulltext_dir())?;
     let generation = store.generation()?;
 
-    // The embedding space: a different one is an error unless the user asked for a rebuild.
     let space = options.embedder.as_ref().map(|e| e.space());
-    if let (Some(space), Some(stored)) = (&space, store.meta(SPACE_KEY)?)
-        && serde_json::from_str::<quire_embed::EmbeddingSpace>(&stored)
-            .ok()
-            .as_ref()
-            != Some(space)
-        && !options.rebuild
-    {
-        return Err(IndexError::SpaceMismatch {
-            stored,
-            configured: serde_json::to_string(space).unwrap_or_default(),
-        });
-    }
+    check_space(&store, space.as_ref(), options.rebuild)?;
     let chunker = quire_vault::chunk::CHUNKER_VERSION.to_string();
     let chunker_changed = store.meta(CHUNKER_KEY)?.is_some_and(|v| v != chunker);
     let rebuild_all = options.rebuild || chunker_changed;
@@ -474,77 +462,32 @@ pub fn sync(
     // generation, else rebuilt from the store.
     let rebuild_fulltext = fulltext_behind || rebuild_all;
     if new_generation != generation || rebuild_fulltext {
-        let mut writer = fulltext.writer()?;
-        if rebuild_fulltext {
-            writer.delete_all()?;
-            for d in docs_from_store(&store)? {
-                writer.add(&d)?;
-            }
-        } else {
-            for path in deleted.iter().chain(&failed) {
-                writer.delete_path(path);
-            }
-            for (note, chunks, _, _) in &changed {
-                writer.delete_path(&note.path);
-                for c in chunks {
-                    writer.add(&doc_for_chunk(note, c))?;
-                }
-            }
-        }
-        failpoint("before_fulltext_commit");
-        writer.commit(new_generation)?;
+        let gone: Vec<&String> = deleted.iter().chain(&failed).collect();
+        update_fulltext(
+            &fulltext,
+            &store,
+            rebuild_fulltext,
+            &gone,
+            &changed,
+            new_generation,
+        )?;
     }
 
     phases.fulltext_ms = lap(&mut mark);
     // Embeddings are a cache keyed by (space, content hash): only texts never embedded in this
     // space are sent to the model, so renames and moved paragraphs cost nothing. Each batch is
     // committed on its own; an interrupted run leaves fewer vectors, which the next run fills.
-    let mut embedded = 0;
-    if let Some(embedder) = &options.embedder {
-        let space_id = embedder.space().id();
-        let missing = store.missing_embeddings(&space_id)?;
-        for batch in missing.chunks(EMBED_BATCH) {
-            // The context line (title > headings) goes where the model's prompt wants a title.
-            let docs: Vec<(&str, &str)> = batch
-                .iter()
-                .map(|(_, t)| quire_vault::chunk::split_context(t))
-                .collect();
-            let vectors = embedder.embed_documents(&docs)?;
-            let rows: Vec<(String, Vec<f32>)> =
-                batch.iter().map(|(h, _)| h.clone()).zip(vectors).collect();
-            store.put_embeddings(&space_id, &rows)?;
-            // A kill here (Ctrl-C, kill -9, a closed laptop) keeps every batch stored so far.
-            failpoint("after_embed_batch");
-            embedded += rows.len();
-            progress.embedding(embedded, missing.len());
-        }
-    }
+    let embedded = match &options.embedder {
+        Some(embedder) => embed_missing(&mut store, embedder.as_ref(), progress)?,
+        None => 0,
+    };
     phases.embed_ms = lap(&mut mark);
     // The approximate index follows the vectors (after them: a crash before this point leaves a
     // build that covers fewer rows, and readers scan the rest exactly).
-    let ann = match &options.embedder {
-        Some(embedder) => {
-            let space = embedder.space();
-            let settings = options
-                .ann
-                .unwrap_or_else(crate::ann::AnnSettings::from_env);
-            // The approximate index is derived and optional: a build that fails (a full disk)
-            // is reported, and searches scan exactly meanwhile; the sync itself stands.
-            Some(
-                crate::ann::refresh(
-                    &location.dir,
-                    &store,
-                    &space.id(),
-                    space.dimension,
-                    &settings,
-                )
-                .unwrap_or_else(|e| crate::ann::AnnRefresh::Failed {
-                    error: e.to_string(),
-                }),
-            )
-        }
-        None => None,
-    };
+    let ann = options
+        .embedder
+        .as_ref()
+        .map(|embedder| refresh_ann(location, &store, embedder.as_ref(), options.ann));
     phases.ann_ms = lap(&mut mark);
     let changed_chunks: usize = changed.iter().map(|(_, c, _, _)| c.len()).sum();
 
@@ -572,6 +515,111 @@ pub fn sync(
         ann,
         seconds: started.elapsed().as_secs_f64(),
         phases,
+    })
+}
+
+/// A configured embedding space other than the index's is an error unless the user asked for a
+/// rebuild (vectors of two models never mix in one index).
+fn check_space(
+    store: &Store,
+    space: Option<&quire_embed::EmbeddingSpace>,
+    rebuild: bool,
+) -> Result<(), IndexError> {
+    if let (Some(space), Some(stored)) = (space, store.meta(SPACE_KEY)?)
+        && serde_json::from_str::<quire_embed::EmbeddingSpace>(&stored)
+            .ok()
+            .as_ref()
+            != Some(space)
+        && !rebuild
+    {
+        return Err(IndexError::SpaceMismatch {
+            stored,
+            configured: serde_json::to_string(space).unwrap_or_default(),
+        });
+    }
+    Ok(())
+}
+
+/// The full-text index brought to `generation`: rebuilt from the store, or the notes `gone`
+/// removed and the `changed` ones written again.
+fn update_fulltext(
+    fulltext: &FullText,
+    store: &Store,
+    rebuild: bool,
+    gone: &[&String],
+    changed: &[(Note, Vec<Chunk>, u128, u64)],
+    generation: u64,
+) -> Result<(), IndexError> {
+    let mut writer = fulltext.writer()?;
+    if rebuild {
+        writer.delete_all()?;
+        for d in docs_from_store(store)? {
+            writer.add(&d)?;
+        }
+    } else {
+        for path in gone {
+            writer.delete_path(path);
+        }
+        for (note, chunks, _, _) in changed {
+            writer.delete_path(&note.path);
+            for c in chunks {
+                writer.add(&doc_for_chunk(note, c))?;
+            }
+        }
+    }
+    failpoint("before_fulltext_commit");
+    writer.commit(generation)
+}
+
+/// Embeds every chunk text the store has no vector for in `embedder`'s space, a batch at a time,
+/// each batch committed on its own (an interrupted run leaves fewer vectors, which the next run
+/// fills). Returns how many texts were embedded.
+fn embed_missing(
+    store: &mut Store,
+    embedder: &dyn quire_embed::Embedder,
+    progress: &dyn SyncProgress,
+) -> Result<usize, IndexError> {
+    let space_id = embedder.space().id();
+    let missing = store.missing_embeddings(&space_id)?;
+    let mut embedded = 0;
+    for batch in missing.chunks(EMBED_BATCH) {
+        // The context line (title > headings) goes where the model's prompt wants a title.
+        let docs: Vec<(&str, &str)> = batch
+            .iter()
+            .map(|(_, t)| quire_vault::chunk::split_context(t))
+            .collect();
+        let vectors = embedder.embed_documents(&docs)?;
+        let rows: Vec<(String, Vec<f32>)> =
+            batch.iter().map(|(h, _)| h.clone()).zip(vectors).collect();
+        store.put_embeddings(&space_id, &rows)?;
+        // A kill here (Ctrl-C, kill -9, a closed laptop) keeps every batch stored so far.
+        failpoint("after_embed_batch");
+        embedded += rows.len();
+        progress.embedding(embedded, missing.len());
+    }
+    Ok(embedded)
+}
+
+/// The approximate vector index refreshed for `embedder`'s space. It is derived and optional: a
+/// build that fails (a full disk) is reported, and searches scan exactly meanwhile; the sync
+/// itself stands.
+fn refresh_ann(
+    location: &IndexLocation,
+    store: &Store,
+    embedder: &dyn quire_embed::Embedder,
+    settings: Option<crate::ann::AnnSettings>,
+) -> crate::ann::AnnRefresh {
+    let space = embedder.space();
+    let settings = settings.unwrap_or_else(crate::ann::AnnSettings::from_env);
+    crate::ann::refresh(
+        &location.dir,
+        store,
+        &space.id(),
+        space.dimension,
+        &settings,
+    )
+    .unwrap_or_else(|e| crate::ann::AnnRefresh::Failed {
+        error: e.to_string(),
     })
 }
 

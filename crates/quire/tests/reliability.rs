@@ -1058,10 +1058,17 @@ fn a_sync_killed_while_writing_the_approximate_index_leaves_a_searchable_index()
     for q in &queries {
         let got = vector(&vault, &index, q, "10");
         let reference = vector(&vault, &exact_index, q, "1000000000");
-        assert_eq!(
-            got.first().map(|g| &g.0),
-            reference.first().map(|r| &r.0),
-            "{q}"
+        // The best note, or one whose exact score ties with the best's (within 0.005): the
+        // graph may order a near tie either way, never a clearly worse note first.
+        let (best, best_score) = reference.first().unwrap();
+        let (top, _) = got.first().unwrap();
+        let top_exact = reference
+            .iter()
+            .find(|(p, _)| p == top)
+            .map_or(f64::MIN, |(_, s)| *s);
+        assert!(
+            top == best || best_score - top_exact < 0.005,
+            "{q}: {top} ({top_exact}) first, exact best {best} ({best_score})"
         );
         for (path, score) in &reference {
             total += 1;
