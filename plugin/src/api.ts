@@ -108,6 +108,12 @@ export interface Answer {
   conversation?: string;
 }
 
+/** The `done` event of `POST /api/article/ask`: an answer whose sources are the article's lines (`path` is its name). */
+export interface ArticleAnswer extends Answer {
+  /** How the article was read: its passages, how many were embedded now and how many came from the cache. */
+  article?: { chunks?: number; embedded?: number; cached?: number };
+}
+
 /** How `POST /api/ask` finds passages: by search, by walking the notes' headings, or either as fits. */
 export type Retriever = "hybrid" | "tree" | "auto";
 
@@ -617,10 +623,10 @@ export class QuireClient {
   }
 
   /**
-   * `POST /api/ask`, `/api/draft` or `/api/reflect`: `onText` gets the text as it is written;
+   * `POST /api/ask`, `/api/article/ask`, `/api/draft` or `/api/reflect`: `onText` gets the text as it is written;
    * resolves with the `done` event's object.
    */
-  async generate<T>(path: "/api/ask" | "/api/draft" | "/api/reflect", body: object, onText: (text: string) => void, signal?: AbortSignal): Promise<T> {
+  async generate<T>(path: "/api/ask" | "/api/article/ask" | "/api/draft" | "/api/reflect", body: object, onText: (text: string) => void, signal?: AbortSignal): Promise<T> {
     let result: T | undefined;
     let failure: QuireError | undefined;
     const handle = this.stream(
@@ -649,6 +655,11 @@ export class QuireClient {
     if (options.conversation) body.conversation = options.conversation;
     if (options.expand) body.expand = true;
     return this.generate<Answer>("/api/ask", body, onText, signal);
+  }
+
+  /** `POST /api/article/ask`: `question` answered from `text` alone (not the vault); its passages are named `name:a-b`. */
+  askArticle(text: string, name: string, question: string, onText: (text: string) => void, signal?: AbortSignal): Promise<ArticleAnswer> {
+    return this.generate<ArticleAnswer>("/api/article/ask", { text, name, question }, onText, signal);
   }
 
   reflect(range: ReflectRange, onText: (text: string) => void, signal?: AbortSignal): Promise<Reflection> {

@@ -9,6 +9,7 @@ import { Events, FileSystemAdapter, Notice, Plugin, type WorkspaceLeaf } from "o
 import { QuireClient, type ProposalSummary } from "./api";
 import { ASK_VIEW, AskView } from "./ask-view";
 import { Connection, type ConnectionState } from "./connection";
+import { askThisDocument } from "./document-modal";
 import { draftSection } from "./draft";
 import { HEALTH_VIEW, HealthView } from "./health-view";
 import type { LineRange, QuireHost } from "./host";
@@ -87,6 +88,7 @@ export default class QuirePlugin extends Plugin implements QuireHost, SettingsHo
     this.addCommand({ id: "search", name: "Search notes", callback: () => this.openSearch() });
     this.addCommand({ id: "open-related-notes", name: "Open related notes", callback: () => void this.activateView(SIMILAR_VIEW) });
     this.addCommand({ id: "ask", name: "Ask your vault", callback: () => void this.activateView(ASK_VIEW) });
+    this.addCommand({ id: "ask-document", name: "Ask this document", callback: () => void askThisDocument(this) });
     this.addCommand({ id: "reflect-this-week", name: "Reflect on this week", callback: () => void this.reflectOn(weekOf()) });
     this.addCommand({ id: "reflect-last-week", name: "Reflect on last week", callback: () => void this.reflectOn(shiftWeek(weekOf(), -1)) });
     this.addCommand({ id: "draft-section", name: "Draft this section", editorCallback: (editor, context) => void draftSection(this, editor, context) });
@@ -114,6 +116,7 @@ export default class QuirePlugin extends Plugin implements QuireHost, SettingsHo
           ["Split into atomic notes", "split", () => splitNote(this, context)],
           ["Make flashcards", "layers", () => makeFlashcards(this, context)],
           ["Dataview query from a question", "table", () => dataviewQuery(this, context)],
+          ["Ask this document", "file-question", () => askThisDocument(this)],
         ];
         for (const [title, icon, run] of tools) menu.addItem((item) => item.setTitle(title).setIcon(icon).setSection("quire").onClick(() => void run()));
       }),

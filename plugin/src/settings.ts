@@ -25,6 +25,8 @@ export interface QuireSettings {
   retriever: Retriever | "";
   /** The folder a saved conversation goes in (vault-relative; empty for the vault's top). */
   conversationFolder: string;
+  /** The related-notes pane follows the paragraph at the cursor (a search when typing pauses) instead of the whole note. */
+  followParagraph: boolean;
 }
 
 export const DEFAULT_SETTINGS: QuireSettings = {
@@ -37,6 +39,7 @@ export const DEFAULT_SETTINGS: QuireSettings = {
   expandQuestions: false,
   retriever: "",
   conversationFolder: "Conversations",
+  followParagraph: false,
 };
 
 /** What the tab needs from the plugin. */
@@ -55,7 +58,7 @@ interface TextSetting {
   placeholder: string;
 }
 interface ToggleSetting {
-  key: "autoStart" | "expandQuestions";
+  key: "autoStart" | "expandQuestions" | "followParagraph";
   kind: "toggle";
   name: string;
   desc: string;
@@ -133,6 +136,12 @@ export const SETTINGS: SettingDescription[] = [
     desc: "Where \"Save as a note\" in the ask view proposes the note of a conversation. Leave empty for the top of the vault.",
     placeholder: DEFAULT_SETTINGS.conversationFolder,
   },
+  {
+    key: "followParagraph",
+    kind: "toggle",
+    name: "Related notes follow the paragraph",
+    desc: "The related-notes pane shows the notes about the paragraph at the cursor, searched when typing pauses, instead of the notes related to the whole note. The pane has the same switch.",
+  },
 ];
 
 /** Turns what a control holds into the setting's type; a value of the wrong kind is ignored. */
@@ -140,6 +149,7 @@ export function settingValue(key: Key, value: unknown): Partial<QuireSettings> {
   switch (key) {
     case "autoStart":
     case "expandQuestions":
+    case "followParagraph":
       return typeof value === "boolean" ? { [key]: value } : {};
     case "searchLimit": {
       const n = Number(value);

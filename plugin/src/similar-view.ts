@@ -2,16 +2,25 @@
  * The related-notes pane: for the note in the editor, the notes similar in meaning, the notes
  * that link to it and those it links to, each listed once with all its relations. It follows the
  * active note and refreshes when the index changes.
+ *
+ * With "Follow the paragraph" on (a switch in the pane, saved in the settings), it shows instead
+ * the notes a search finds for the paragraph at the cursor: once typing has paused for
+ * FOLLOW_DELAY_MS (one request per pause, never one per keystroke), the note itself left out.
  */
-import { ItemView, type TFile, type WorkspaceLeaf } from "obsidian";
+import { type Editor, ItemView, MarkdownView, type TFile, type WorkspaceLeaf } from "obsidian";
 import { QuireError, type Related } from "./api";
 import type { QuireHost } from "./host";
+import { paragraphAt, paragraphQuery, paragraphRows, type ParagraphRow } from "./paragraph";
 import { mergeRelated, RELATION_LABELS, type RelatedRow } from "./related";
 
 export const SIMILAR_VIEW = "quire-similar";
 
 /** How many notes similar in meaning the pane asks for. */
 const SIMILAR_K = 10;
+/** How many notes a paragraph's search asks for. */
+const PARAGRAPH_K = 8;
+/** How long typing pauses before the paragraph at the cursor is searched. */
+export const FOLLOW_DELAY_MS = 1500;
 
 export class SimilarView extends ItemView {
   private path: string | null = null;
@@ -21,6 +30,11 @@ export class SimilarView extends ItemView {
   private headerEl!: HTMLElement;
   private infoEl!: HTMLElement;
   private listEl!: HTMLElement;
+  private followEl!: HTMLInputElement;
+  /** The pending search of the paragraph at the cursor, waiting for typing to pause. */
+  private followTimer: number | null = null;
+  /** The last paragraph query sent: the same paragraph is not searched again. */
+  private lastQuery: string | null = null;
 
   constructor(
     leaf: WorkspaceLeaf,
@@ -46,18 +60,28 @@ export class SimilarView extends ItemView {
     root.empty();
     root.addClass("quire-similar-view");
     this.headerEl = root.createDiv({ cls: "quire-pane-header" });
+    const follow = root.createEl("label", { cls: "quire-follow-paragraph" });
+    this.followEl = follow.createEl("input", { attr: { type: "checkbox" } });
+    this.followEl.checked = this.host.settings.followParagraph;
+    follow.appendText(" Follow the paragraph at the cursor");
+    this.followEl.addEventListener("change", () => void this.setFollowing(this.followEl.checked));
     this.infoEl = root.createDiv({ cls: "quire-pane-info" });
     this.listEl = root.createEl("ul", { cls: "quire-related" });
     this.registerEvent(this.app.workspace.on("file-open", (file) => void this.show(file)));
     this.registerEvent(
+      this.app.workspace.on("editor-change", (editor, info) => {
+        if (this.host.settings.followParagraph && info.file?.extension === "md") this.followSoon(editor, info.file.path);
+      }),
+    );
+    this.registerEvent(
       // The server has read the vault's links again when it reports a sync: one request sees them.
       this.host.events.on("quire:index", () => {
-        if (this.path) void this.fetchRelated(this.path, true);
+        if (this.path && !this.host.settings.followParagraph) void this.fetchRelated(this.path, true);
       }),
     );
     this.registerEvent(
       this.host.events.on("quire:state", () => {
-        if (this.failed && this.path && this.host.connectionState().kind === "online") void this.fetchRelated(this.path, true);
+        if (this.failed && this.path && !this.host.settings.followParagraph && this.host.connectionState().kind === "online") void this.fetchRelated(this.path, true);
       }),
     );
     await this.show(this.app.workspace.getActiveFile());
@@ -65,7 +89,90 @@ export class SimilarView extends ItemView {
 
   override async onClose(): Promise<void> {
     this.sequence++;
+    this.cancelFollow();
     this.contentEl.empty();
+  }
+
+  /** Turns following the paragraph on or off, saves it, and shows what the pane shows then. */
+  private async setFollowing(on: boolean): Promise<void> {
+    await this.host.updateSettings({ followParagraph: on });
+    this.cancelFollow();
+    this.lastQuery = null;
+    this.sequence++;
+    if (!this.path) return;
+    if (!on) {
+      await this.fetchRelated(this.path, false);
+      return;
+    }
+    this.listEl.empty();
+    this.infoEl.setText("When typing pauses, the notes about the paragraph you are writing appear here.");
+    const editor = this.editorOf(this.path);
+    if (editor) this.followSoon(editor, this.path);
+  }
+
+  /** The editor of the note at `path`, if it is open. */
+  private editorOf(path: string): Editor | null {
+    for (const leaf of this.app.workspace.getLeavesOfType("markdown")) {
+      if (leaf.view instanceof MarkdownView && leaf.view.file?.path === path) return leaf.view.editor;
+    }
+    return null;
+  }
+
+  /** Searches the paragraph at the cursor once typing pauses: each edit starts the wait again. */
+  private followSoon(editor: Editor, path: string): void {
+    this.cancelFollow();
+    this.followTimer = window.setTimeout(() => {
+      this.followTimer = null;
+      void this.followParagraph(editor, path);
+    }, FOLLOW_DELAY_MS);
+  }
+
+  private cancelFollow(): void {
+    if (this.followTimer !== null) window.clearTimeout(this.followTimer);
+    this.followTimer = null;
+  }
+
+  private async followParagraph(editor: Editor, path: string): Promise<void> {
+    const query = paragraphQuery(paragraphAt((line) => editor.getLine(line), editor.lineCount(), editor.getCursor().line));
+    if (path === this.path && query === this.lastQuery) return;
+    this.path = path;
+    this.headerEl.setText(path.replace(/\.md$/i, ""));
+    const sequence = ++this.sequence;
+    if (!query) {
+      this.lastQuery = null;
+      this.listEl.empty();
+      this.infoEl.setText("Write a paragraph to see the notes about it.");
+      return;
+    }
+    this.lastQuery = query;
+    let rows: ParagraphRow[];
+    try {
+      rows = paragraphRows(await this.host.client().search(query, PARAGRAPH_K, this.host.settings.searchMode), path);
+    } catch (error) {
+      if (sequence !== this.sequence) return;
+      this.lastQuery = null;
+      this.listEl.empty();
+      this.infoEl.setText(problem(error));
+      return;
+    }
+    if (sequence !== this.sequence) return;
+    this.listEl.empty();
+    this.infoEl.setText(rows.length ? "About the paragraph at the cursor:" : "No note about the paragraph at the cursor.");
+    for (const row of rows) {
+      const item = this.rowEl(row.path, row.title);
+      item.createDiv({ cls: "quire-badges" }).createSpan({ cls: "quire-tag quire-rel-paragraph", text: `paragraph ${row.score.toFixed(2)}` });
+    }
+  }
+
+  /** A row of the list: the note's title, which opens it. */
+  private rowEl(path: string, title: string): HTMLElement {
+    const item = this.listEl.createEl("li", { cls: "quire-related-row", attr: { "data-path": path } });
+    const link = item.createEl("a", { cls: "quire-related-title", text: title, href: "#", attr: { title: path } });
+    link.addEventListener("click", (event) => {
+      event.preventDefault();
+      void this.host.openNote(path);
+    });
+    return item;
   }
 
   private async show(file: TFile | null): Promise<void> {
@@ -78,6 +185,16 @@ export class SimilarView extends ItemView {
       return;
     }
     if (file.path === this.path) return;
+    if (this.host.settings.followParagraph) {
+      this.cancelFollow();
+      this.sequence++;
+      this.path = file.path;
+      this.lastQuery = null;
+      this.headerEl.setText(file.basename);
+      this.listEl.empty();
+      this.infoEl.setText("When typing pauses, the notes about the paragraph you are writing appear here.");
+      return;
+    }
     await this.fetchRelated(file.path, false);
   }
 
@@ -114,12 +231,7 @@ export class SimilarView extends ItemView {
     if (unavailable) this.infoEl.setAttr("title", unavailable);
     else this.infoEl.removeAttribute("title");
     for (const row of rows) {
-      const item = this.listEl.createEl("li", { cls: "quire-related-row", attr: { "data-path": row.path } });
-      const title = item.createEl("a", { cls: "quire-related-title", text: row.title, href: "#", attr: { title: row.path } });
-      title.addEventListener("click", (event) => {
-        event.preventDefault();
-        void this.host.openNote(row.path);
-      });
+      const item = this.rowEl(row.path, row.title);
       const badges = item.createDiv({ cls: "quire-badges" });
       for (const relation of row.relations) {
         const label = relation === "similar" && row.score !== undefined ? `${RELATION_LABELS.similar} ${row.score.toFixed(2)}` : RELATION_LABELS[relation];

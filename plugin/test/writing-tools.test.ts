@@ -160,6 +160,7 @@ describe("writing tools without a language model", () => {
       "Split into atomic notes",
       "Make flashcards",
       "Dataview query from a question",
+      "Ask this document",
     ]);
     const before = Notice.shimShown.length;
     menu.shimItems.find((i) => i.shimTitle === "Make flashcards")?.shimClick();
