@@ -330,20 +330,24 @@ fn stored(s: &Setup, id: &str) -> (std::path::PathBuf, serde_json::Value) {
     (path, json)
 }
 
+/// A pending proposal adding `text` at the end of the note at `path`.
+fn append_at_end(s: &Setup, path: &str, text: &str) -> quire_proposals::Proposal {
+    s.store
+        .create(proposal(vec![ChangeRequest::AppendUnderHeading {
+            path: path.to_string(),
+            base: None,
+            heading: String::new(),
+            level: 2,
+            text: text.into(),
+        }]))
+        .unwrap()
+}
+
 #[test]
 fn an_edited_proposal_file_is_never_applied_and_an_id_never_names_a_path() {
     let s = setup();
     let (path, _) = some_note(&s.vault);
-    let made = s
-        .store
-        .create(proposal(vec![ChangeRequest::AppendUnderHeading {
-            path: path.clone(),
-            base: None,
-            heading: String::new(),
-            level: 2,
-            text: "a benign line".into(),
-        }]))
-        .unwrap();
+    let made = append_at_end(&s, &path, "a benign line");
     let before = snapshot(&s.vault);
 
     // Content swapped and its hash updated to match: the diff still shows the benign line.
@@ -408,16 +412,7 @@ fn plant_journal(s: &Setup, id: &str, phase: &str, target: &str, staged: &Path, 
 fn a_planted_journal_touches_nothing_it_names() {
     let s = setup();
     let (path, original) = some_note(&s.vault);
-    let made = s
-        .store
-        .create(proposal(vec![ChangeRequest::AppendUnderHeading {
-            path: path.clone(),
-            base: None,
-            heading: String::new(),
-            level: 2,
-            text: "x".into(),
-        }]))
-        .unwrap();
+    let made = append_at_end(&s, &path, "x");
     let victim = s.vault.parent().unwrap().join("victim.txt");
     let base = made.changes[0].base_sha256.clone().unwrap();
     for phase in ["staged", "committing"] {

@@ -326,6 +326,31 @@ pub fn file_hashes(root: &Path) -> std::collections::BTreeMap<String, String> {
     out
 }
 
+/// Writes `bytes` to the vault-relative `path` under `root`, making its folders.
+pub fn write_file(root: &Path, path: &str, bytes: &[u8]) {
+    let file = root.join(path);
+    if let Some(parent) = file.parent() {
+        std::fs::create_dir_all(parent).expect("create the folder");
+    }
+    std::fs::write(file, bytes).expect("write the file");
+}
+
+/// The `(path, reason)` of each entry of a report's skipped list under `key` (`notes_skipped` of
+/// `quire index --json`), in its order.
+pub fn skipped_list(report: &serde_json::Value, key: &str) -> Vec<(String, String)> {
+    report[key]
+        .as_array()
+        .expect("a skipped list")
+        .iter()
+        .map(|s| {
+            (
+                s["path"].as_str().expect("a path").to_string(),
+                s["reason"].as_str().expect("a reason").to_string(),
+            )
+        })
+        .collect()
+}
+
 /// Replaces `from` with `to` in a file, as an editor would (the text must be there).
 pub fn edit_file(file: &Path, from: &str, to: &str) {
     let text = std::fs::read_to_string(file).expect("read the note");

@@ -5,10 +5,8 @@
 
 #![allow(clippy::unwrap_used)] // tests stop at the first surprise
 
-use std::path::Path;
-
 use quire_testkit::pdf::{encrypted_pdf, pdf_from_pages};
-use quire_testkit::{FakeChat, answer, json, messages, ok, quire};
+use quire_testkit::{FakeChat, answer, json, messages, ok, quire, skipped_list, write_file};
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_quire");
@@ -24,12 +22,6 @@ const CANVAS: &str = r#"{"nodes":[
   {"id":"b","type":"file","file":"Reading/Kelp notes.md","x":300,"y":0,"width":200,"height":80}
 ],"edges":[{"id":"e","fromNode":"a","toNode":"b"}]}"#;
 
-fn write(vault: &Path, path: &str, bytes: &[u8]) {
-    let file = vault.join(path);
-    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-    std::fs::write(file, bytes).unwrap();
-}
-
 struct Fixture {
     dir: tempfile::TempDir,
 }
@@ -40,19 +32,19 @@ impl Fixture {
             dir: tempfile::tempdir().unwrap(),
         };
         let vault = fixture.vault();
-        write(
+        write_file(
             &vault,
             "Reading/Kelp notes.md",
             b"# Kelp notes\n\nMy notes on the kelp paper: see the grazing chapter.\n",
         );
-        write(&vault, "Papers/Kelp.pdf", &pdf_from_pages(&KELP));
-        write(&vault, "Papers/Locked.pdf", &encrypted_pdf(&KELP));
-        write(
+        write_file(&vault, "Papers/Kelp.pdf", &pdf_from_pages(&KELP));
+        write_file(&vault, "Papers/Locked.pdf", &encrypted_pdf(&KELP));
+        write_file(
             &vault,
             "Papers/Broken.pdf",
             b"%PDF-1.4\nthis is not a PDF body\n",
         );
-        write(&vault, "Boards/Plan.canvas", CANVAS.as_bytes());
+        write_file(&vault, "Boards/Plan.canvas", CANVAS.as_bytes());
         fixture
     }
 
@@ -96,25 +88,11 @@ impl Fixture {
     }
 }
 
-fn skipped(v: &Value, key: &str) -> Vec<(String, String)> {
-    v[key]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| {
-            (
-                s["path"].as_str().unwrap().to_string(),
-                s["reason"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect()
-}
-
 #[test]
 fn pdf_pages_are_searched_read_and_cited_by_page() {
     let f = Fixture::new();
     let stats = f.run("index", None, &["index"]);
-    let left_out = skipped(&stats, "notes_skipped");
+    let left_out = skipped_list(&stats, "notes_skipped");
     assert!(
         left_out
             .iter()
@@ -149,7 +127,7 @@ fn pdf_pages_are_searched_read_and_cited_by_page() {
     let status = f.run("index", None, &["status"]);
     assert_eq!(status["attachments"]["pdfs_indexed"], 1);
     assert_eq!(status["attachments"]["canvases_indexed"], 1);
-    let reasons = skipped(&status["attachments"], "skipped");
+    let reasons = skipped_list(&status["attachments"], "skipped");
     assert_eq!(reasons.len(), 2, "{reasons:?}");
     let scan = f.text(&["scan"]);
     assert!(scan.contains("indexed  Papers/Kelp.pdf: 3 pages"), "{scan}");
@@ -207,7 +185,7 @@ fn pdf_add_edit_rename_delete_sync_incrementally_as_a_fresh_index_would() {
     };
 
     // Add.
-    write(
+    write_file(
         &vault,
         "Papers/Otters.pdf",
         &pdf_from_pages(&["Sea otters eat urchins", "Otters use stones as tools"]),
@@ -221,7 +199,7 @@ fn pdf_add_edit_rename_delete_sync_incrementally_as_a_fresh_index_would() {
     fresh_matches("stones tools");
 
     // Touch without change: not extracted again.
-    write(
+    write_file(
         &vault,
         "Papers/Otters.pdf",
         &pdf_from_pages(&["Sea otters eat urchins", "Otters use stones as tools"]),
@@ -230,7 +208,7 @@ fn pdf_add_edit_rename_delete_sync_incrementally_as_a_fresh_index_would() {
     assert_eq!(stats["notes_indexed"], 0, "{stats}");
 
     // Edit: page 2 says something else.
-    write(
+    write_file(
         &vault,
         "Papers/Otters.pdf",
         &pdf_from_pages(&["Sea otters eat urchins", "Otters hold hands while sleeping"]),

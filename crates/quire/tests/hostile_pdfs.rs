@@ -5,33 +5,15 @@
 
 #![allow(clippy::unwrap_used)] // tests stop at the first surprise
 
-use std::path::Path;
-
 use quire_testkit::pdf::{double_flate_pdf, pdf_from_pages, repeated_contents_pdf, slow_pdf};
-use quire_testkit::{json, quire};
+use quire_testkit::{json, quire, skipped_list, write_file};
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_quire");
 
-fn write(vault: &Path, path: &str, bytes: &[u8]) {
-    let file = vault.join(path);
-    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-    std::fs::write(file, bytes).unwrap();
-}
-
 /// The reason given for each skipped path of a sync report.
 fn reasons(stats: &Value) -> std::collections::BTreeMap<String, String> {
-    stats["notes_skipped"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| {
-            (
-                s["path"].as_str().unwrap().to_string(),
-                s["reason"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect()
+    skipped_list(stats, "notes_skipped").into_iter().collect()
 }
 
 /// Processes of this machine running as a PDF worker.
@@ -51,24 +33,24 @@ fn workers() -> usize {
 fn bombs_and_slow_pdfs_are_skipped_by_reason_and_a_slow_one_is_not_read_again() {
     let dir = tempfile::tempdir().unwrap();
     let vault = dir.path().join("vault");
-    write(
+    write_file(
         &vault,
         "Notes/Kelp.md",
         b"# Kelp\n\nKelp forests fix carbon.\n",
     );
-    write(
+    write_file(
         &vault,
         "Papers/Fine.pdf",
         &pdf_from_pages(&["Urchin barrens follow the loss of otters."]),
     );
     // 1 GiB of spaces behind two Flate layers; 2.5 GiB through ten thousand references.
-    write(&vault, "Papers/Double.pdf", &double_flate_pdf(1 << 30));
-    write(
+    write_file(&vault, "Papers/Double.pdf", &double_flate_pdf(1 << 30));
+    write_file(
         &vault,
         "Papers/Repeated.pdf",
         &repeated_contents_pdf(10_000, 256 * 1024),
     );
-    write(&vault, "Papers/Slow.pdf", &slow_pdf(2_000, 200_000));
+    write_file(&vault, "Papers/Slow.pdf", &slow_pdf(2_000, 200_000));
     let index = |args: &[&str]| -> Value {
         let output = quire(BIN, &vault, &dir.path().join("index"))
             .env("QUIRE_PDF_TIMEOUT_SECS", "3")
@@ -137,7 +119,7 @@ fn bombs_and_slow_pdfs_are_skipped_by_reason_and_a_slow_one_is_not_read_again() 
     assert_eq!(second["notes_unchanged"], 2, "{second}");
 
     // New bytes are read again.
-    write(
+    write_file(
         &vault,
         "Papers/Slow.pdf",
         &pdf_from_pages(&["Now a quick read about sea otters."]),
