@@ -59,6 +59,7 @@ pub mod moc;
 pub mod notetools;
 pub mod ops;
 pub mod proposals;
+pub mod questions;
 pub mod reflect;
 pub mod resolve;
 pub mod status;

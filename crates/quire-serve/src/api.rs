@@ -95,7 +95,7 @@ pub(crate) fn mode_param(value: Option<&str>) -> Result<Option<Mode>, ApiError> 
 }
 
 /// A note path from the URL, checked before any lookup.
-fn note_path(path: Result<Path<String>, PathRejection>) -> Result<String, ApiError> {
+pub(crate) fn note_path(path: Result<Path<String>, PathRejection>) -> Result<String, ApiError> {
     let Path(path) =
         path.map_err(|e| ApiError::bad_request(format!("bad note path: {}", e.body_text())))?;
     check_length("path", &path, MAX_PATH_CHARS).map_err(ApiError::bad_request)?;

@@ -8,6 +8,7 @@
 //! | `GET /api/notes/{path}?lines=A-B` or `?heading=H1/H2` | a note's current text from disk |
 //! | `GET /api/outline/{path}` | a note's heading tree with line ranges |
 //! | `GET /api/similar/{path}?k=` | similar notes (vectors), backlinks, outgoing links |
+//! | `GET /api/questions/{path}` | the questions a note or folder answers, one per topic (`quire questions --json`) |
 //! | `GET /api/status` | the coverage report: notes, chunks, skipped files with reasons, last sync |
 //! | `GET /api/audit?top=` | the structural audit (`quire audit --json`): folders, tags, orphans, dead ends, unresolved links, islands, hubs, note sizes, duplicate titles |
 //! | `POST /api/ask`, `POST /api/draft` | server-sent events: `token`s, then `done` with citations and source cards |
@@ -67,6 +68,7 @@ mod guard;
 mod moc;
 mod page;
 mod proposals;
+mod questions;
 mod tools;
 
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -219,6 +221,7 @@ fn router(state: Arc<AppState>, mounted: Option<Router>) -> Router {
         .route("/api/notes/{*path}", get(api::note))
         .route("/api/outline/{*path}", get(api::outline))
         .route("/api/similar/{*path}", get(api::similar))
+        .route("/api/questions/{*path}", get(questions::questions))
         .route("/api/ask", post(generate::ask))
         .route("/api/article/ask", post(article::ask))
         .route("/api/draft", post(generate::draft))

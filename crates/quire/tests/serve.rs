@@ -450,8 +450,9 @@ fn every_route_that_takes_a_path_refuses_paths_out_of_the_vault() {
         "Escape.md",
         "Escape",
         "Linked/keys.md",
+        "Linked/",
     ];
-    for route in ["notes", "outline", "similar"] {
+    for route in ["notes", "outline", "similar", "questions"] {
         for bad in bad_paths {
             // Raw bytes: no client gets to normalise the path first.
             let (status, body) = raw(
@@ -856,6 +857,83 @@ fn ask_and_draft_stream_tokens_then_checked_citations_and_source_cards() {
         "a draft is never written into the note"
     );
     chat.finish();
+}
+
+#[test]
+fn questions_of_a_folder_or_a_note_one_per_topic_written_by_the_model() {
+    let f = sample();
+    // One reply per topic: a list mark, quotes and a citation that the question is cleaned of.
+    let replies: Vec<_> = (1..=16)
+        .map(|i| answer(&[&format!("1. \"Question number {i}? [S1]\"\nA second line.")]))
+        .collect();
+    let chat = FakeChat::start(replies);
+    // Topics group paragraphs by their vectors: this index embeds (with e5-small, fetched by
+    // scripts/test.sh).
+    let model = quire_embed::default_e5_path();
+    assert!(
+        model.exists(),
+        "{} (scripts/fetch-model.sh)",
+        model.display()
+    );
+    let mut command = quire(&f);
+    command
+        .env("QUIRE_MODEL", &model)
+        .env("QUIRE_LLM_BASE_URL", &chat.url)
+        .env("QUIRE_LLM_MODEL", "fake-model");
+    let server = serve(command, &[]);
+    wait_ready(&server, Some(47));
+
+    let folder = get_ok(&format!("{}/api/questions/Resources/", server.url));
+    assert_eq!(folder["scope"], "Resources/");
+    assert_eq!(folder["kind"], "generated");
+    let topics = folder["topics"].as_array().unwrap();
+    let k = topics.len();
+    assert_eq!(folder["k"], k);
+    assert!((2..=8).contains(&k), "{folder}");
+    assert!(folder["paragraphs"].as_u64().unwrap() >= k as u64);
+    assert_eq!(chat.requests().len(), k, "one model call per topic");
+    for (i, topic) in topics.iter().enumerate() {
+        assert_eq!(topic["number"], i + 1);
+        assert_eq!(topic["question"], format!("Question number {}?", i + 1));
+        let passages = topic["passages"].as_array().unwrap();
+        assert_eq!(topic["central"], passages[0], "the central passage leads");
+        for p in passages {
+            let path = p["path"].as_str().unwrap();
+            assert!(path.starts_with("Resources/"), "{path}");
+            // Each passage names real lines of its note.
+            let lines = fs::read_to_string(f.vault.join(path))
+                .unwrap()
+                .lines()
+                .count();
+            assert!(p["end_line"].as_u64().unwrap() as usize <= lines, "{p}");
+        }
+    }
+
+    let note = get_ok(&format!(
+        "{}/api/questions/Resources/Sourdough%20Starter.md",
+        server.url
+    ));
+    assert_eq!(note["scope"], "Resources/Sourdough Starter.md");
+    let topics = note["topics"].as_array().unwrap();
+    assert!(!topics.is_empty());
+    for topic in topics {
+        for p in topic["passages"].as_array().unwrap() {
+            assert_eq!(p["path"], "Resources/Sourdough Starter.md");
+        }
+        assert!(
+            topic["question"]
+                .as_str()
+                .unwrap()
+                .starts_with("Question number")
+        );
+    }
+    assert_eq!(chat.requests().len(), k + topics.len());
+
+    let (status, body) = get(
+        &format!("{}/api/questions/No%20Such%20Note.md", server.url),
+        &[],
+    );
+    assert_eq!(status, 404, "{body}");
 }
 
 /// Serves the sample vault copy `f` with the fake model `chat`, once it is indexed.

@@ -3,19 +3,19 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::{Result, bail};
+use anyhow::Result;
+use quire_app::AppError;
+use quire_app::questions::{Scope, Topic};
 use quire_assist::ask::AnswerKind;
 use quire_assist::context::SourceReader;
-use quire_assist::questions::{self, Scope, Topic};
-use serde_json::json;
 
 use super::streaming::Streaming;
 use super::{EXIT_CANCELLED, chat_model};
 use crate::Cli;
 use crate::common::{find_note, open_options, open_searcher, open_vault, print_json, vault_root};
 
-/// A QUESTIONS target: a folder of the vault (as a path from here, or vault-relative), else a
-/// note.
+/// A QUESTIONS target: a folder of the vault given as a path from here, else what the core
+/// reads as a scope (a vault-relative folder, else a note).
 fn questions_scope(cli: &Cli, target: &str) -> Result<Scope> {
     let root = vault_root(cli)?;
     let here = Path::new(target);
@@ -25,66 +25,49 @@ fn questions_scope(cli: &Cli, target: &str) -> Result<Scope> {
     {
         return Ok(Scope::Folder(rel.to_string_lossy().replace('\\', "/")));
     }
-    let relative = target.trim().trim_end_matches('/');
-    quire_vault::vault::check_confined(relative)?;
-    if root.join(relative).is_dir() {
-        return Ok(Scope::Folder(relative.to_string()));
-    }
-    let vault = open_vault(cli)?;
-    Ok(Scope::Note(
-        vault.notes[find_note(&vault, target)?].path.clone(),
-    ))
+    Ok(quire_app::questions::scope_of(&root, target, |query| {
+        let vault = open_vault(cli).map_err(|e| AppError::NotReady(format!("{e:#}")))?;
+        let i = find_note(&vault, query)
+            .map_err(|e| AppError::bad_arguments("questions", format!("{e:#}")))?;
+        Ok(vault.notes[i].path.clone())
+    })?)
 }
 
 pub(super) fn questions(cli: &Cli, target: &str, out: &mut String) -> Result<ExitCode> {
     let scope = questions_scope(cli, target)?;
     let reader = SourceReader::open(&vault_root(cli)?, &open_options(cli))?;
-    let (paragraphs, dropped) = {
+    let plan = {
         // No query is embedded: the paragraphs' vectors are read from the index.
         let searcher = open_searcher(cli, None)?;
-        questions::load_paragraphs(&searcher, &reader, &scope)?
+        quire_app::questions::plan(&searcher, &reader, scope)?
     };
-    if paragraphs.is_empty() {
-        bail!(
-            "no indexed paragraphs with vectors in {scope}: run `quire index` (with the embedding model)"
-        );
-    }
-    let n = paragraphs.len();
-    let k = questions::cluster_count(n);
-    let topics = questions::topics(paragraphs, k);
     let model = chat_model()?;
     let mut streaming = Streaming::new(cli);
-    streaming.text(&format!("{scope}: {n} paragraphs in {k} topics\n\n"));
+    streaming.text(&format!(
+        "{}: {} paragraphs in {} topics\n\n",
+        plan.scope,
+        plan.paragraphs,
+        plan.topics.len()
+    ));
     let asked = streaming.run(|token, on_text| {
-        questions::ask_questions(model.as_deref(), &topics, token, &mut |topic| {
+        quire_app::questions::ask(plan, model.as_deref(), token, &mut |topic| {
             on_text(&topic_lines(topic))
         })
     })?;
     let Some(found) = asked else {
         return Ok(ExitCode::from(EXIT_CANCELLED));
     };
-    let kind = if model.is_some() {
-        AnswerKind::Generated
-    } else {
-        AnswerKind::Extractive
-    };
     if cli.json {
-        print_json(
-            out,
-            &json!({
-                "scope": scope.to_string(), "kind": kind, "paragraphs": n, "k": k,
-                "topics": found, "dropped": dropped,
-            }),
-        );
+        print_json(out, &found);
     } else {
         let mut text = String::new();
-        for d in &dropped {
+        for d in &found.dropped {
             text.push_str(&format!(
                 "left out: {} (chunk {}): {}\n",
                 d.path, d.chunk_id, d.reason
             ));
         }
-        if kind == AnswerKind::Extractive {
+        if found.kind == AnswerKind::Extractive {
             text.push_str("note: no language model is configured, so each topic shows its most central passage instead of a question (see `quire config`)\n");
         }
         streaming.text(&text);
