@@ -72,6 +72,24 @@ impl SearchBackend {
         }
     }
 
+    /// Which of `similar` look like copies of `path` (see [`crate::Live::near_copies`]); `None`
+    /// over a team's database.
+    pub fn near_copies(
+        &self,
+        path: &str,
+        similar: &[SimilarNote],
+    ) -> Result<Option<Vec<quire_search::NearCopy>>, SearchError> {
+        match self {
+            SearchBackend::Local(s) => Ok(Some(s.copies_among(
+                path,
+                similar,
+                s.calibration()?.duplicate_cosine,
+                quire_search::duplicates::DEFAULT_MIN_OVERLAP,
+            )?)),
+            SearchBackend::Postgres(_) => Ok(None),
+        }
+    }
+
     /// The index a question is answered from (`ask`, drafting).
     pub fn answer_index(&self) -> &dyn quire_search::AnswerIndex {
         match self {

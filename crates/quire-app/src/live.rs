@@ -272,6 +272,28 @@ impl Live {
         Ok(searcher.similar(path, k)?)
     }
 
+    /// Which of `similar` (notes similar to `path`) look like copies of it, by `quire
+    /// duplicates`' rule at the model's calibrated threshold, each with its own-text overlap;
+    /// `None` over a team's database (the rule reads every note's lines from the local index).
+    pub fn near_copies(
+        &self,
+        path: &str,
+        similar: &[quire_search::SimilarNote],
+    ) -> Result<Option<Vec<quire_search::NearCopy>>, AppError> {
+        if self.database.is_some() {
+            return Ok(None);
+        }
+        let searcher = self.searcher(Duration::ZERO)?;
+        let searcher = searcher.lock().unwrap_or_else(|e| e.into_inner());
+        let threshold = searcher.calibration()?.duplicate_cosine;
+        Ok(Some(searcher.copies_among(
+            path,
+            similar,
+            threshold,
+            quire_search::duplicates::DEFAULT_MIN_OVERLAP,
+        )?))
+    }
+
     /// Runs `f` on the index a question is answered from: the team's database when there is
     /// one, else a searcher of the local index (waiting up to `wait` for the first sync).
     pub fn with_answer_index<T>(

@@ -228,7 +228,18 @@ pub fn find_related_notes(live: &Live, args: FindRelatedNotesArgs) -> Result<Jso
     // the result, not an error.
     let similar = live.similar(Duration::ZERO, &path, k);
     match similar {
-        Ok(notes) => value["similar"] = serde_json::to_value(notes).unwrap_or_default(),
+        Ok(notes) => {
+            // The similar notes that look like copies of this one (a cosine alone does not
+            // say: notes made from one template are as close).
+            match live.near_copies(&path, &notes) {
+                Ok(Some(copies)) => {
+                    value["near_copies"] = serde_json::to_value(copies).unwrap_or_default();
+                }
+                Ok(None) => {}
+                Err(e) => value["near_copies_unavailable"] = e.to_string().into(),
+            }
+            value["similar"] = serde_json::to_value(notes).unwrap_or_default();
+        }
         Err(e) => value["similar_unavailable"] = e.to_string().into(),
     }
     Ok(fit_result(value, MAX_RESULT_BYTES))

@@ -99,7 +99,8 @@ fn read_tools() -> Vec<Tool> {
             FIND_RELATED_NOTES,
             "Find related notes",
             "Notes related to a note: the most similar notes by meaning (when the index has \
-             embeddings), the notes that link to it (backlinks), the notes it links to \
+             embeddings; `near_copies` lists those that look like copies of it), the notes that \
+             link to it (backlinks), the notes it links to \
              (outgoing), and the index notes (maps of content) that list it.",
         ),
         tool::<GetOutlineArgs>(

@@ -52,6 +52,20 @@ pub struct DuplicatePair {
     pub overlap: f32,
 }
 
+/// A note that looks like a copy of another one (see
+/// [`Searcher::copies_among`](crate::Searcher::copies_among)).
+#[derive(Debug, Clone, Serialize)]
+pub struct NearCopy {
+    /// Vault-relative path.
+    pub path: String,
+    /// The note's title, as indexed.
+    pub title: String,
+    /// Cosine similarity of the two notes' vectors.
+    pub score: f32,
+    /// Jaccard overlap of the two notes' own text, from 0 to 1.
+    pub overlap: f32,
+}
+
 /// Each note's lines as sets of hashed word pairs, and in how many notes each word pair occurs.
 pub(crate) struct OwnText {
     lines: HashMap<String, Vec<Vec<u64>>>,

@@ -244,7 +244,7 @@ pub struct SimilarNote {
     pub score: f32,
 }
 
-pub use duplicates::DuplicatePair;
+pub use duplicates::{DuplicatePair, NearCopy};
 
 /// A note's path and its vector (`None`: its chunk vectors cancel out), see
 /// [`Searcher::note_vectors`].
@@ -293,6 +293,8 @@ pub struct Searcher {
     ann: OnceLock<Option<ann::AnnView>>,
     /// One vector per note (centroids of the chunk vectors), for hybrid fusion's note ranking.
     centroids: OnceLock<Vec<(String, Option<Vec<f32>>)>>,
+    /// Every note's own text (template lines left out), for telling copies apart.
+    own_text: OnceLock<duplicates::OwnText>,
     /// The last query embedded, with its vector: the ask flow searches a question and then
     /// compares it with its passages, and embeds it once for both.
     last_query: std::sync::Mutex<Option<(String, Vec<f32>)>>,
@@ -329,6 +331,7 @@ impl Searcher {
             dir: location.dir.clone(),
             ann: OnceLock::new(),
             centroids: OnceLock::new(),
+            own_text: OnceLock::new(),
             last_query: std::sync::Mutex::new(None),
         })
     }
@@ -574,6 +577,49 @@ impl Searcher {
                 }
             })
             .collect())
+    }
+
+    /// Which of `similar` (the notes most similar to `path`, from [`Searcher::similar`] or a
+    /// database) look like copies of it: the rule of [`Searcher::duplicates`] for one note,
+    /// cosine ≥ `threshold` and own text overlapping by ≥ `min_overlap`. Each is given with its
+    /// overlap, the largest first. The notes' own text is read once per searcher.
+    pub fn copies_among(
+        &self,
+        path: &str,
+        similar: &[SimilarNote],
+        threshold: f32,
+        min_overlap: f32,
+    ) -> Result<Vec<NearCopy>, SearchError> {
+        let close: Vec<&SimilarNote> = similar.iter().filter(|n| n.score >= threshold).collect();
+        if close.is_empty() {
+            return Ok(Vec::new());
+        }
+        let text = match self.own_text.get() {
+            Some(text) => text,
+            None => {
+                let text = duplicates::OwnText::new(&self.store.chunks(None)?);
+                self.own_text.get_or_init(|| text)
+            }
+        };
+        let own = text.own(path);
+        let mut copies: Vec<NearCopy> = close
+            .into_iter()
+            .filter_map(|note| {
+                let overlap = duplicates::overlap(&own, &text.own(&note.path))?;
+                (overlap >= min_overlap).then(|| NearCopy {
+                    path: note.path.clone(),
+                    title: note.title.clone(),
+                    score: note.score,
+                    overlap,
+                })
+            })
+            .collect();
+        copies.sort_by(|a, b| {
+            b.overlap
+                .total_cmp(&a.overlap)
+                .then_with(|| a.path.cmp(&b.path))
+        });
+        Ok(copies)
     }
 
     /// Pairs of notes that look like copies of each other, at most `limit`, the largest overlap

@@ -126,11 +126,27 @@ pub(crate) fn similar(cli: &Cli, note: &str, k: usize, out: &mut String) -> Resu
                 .map_err(anyhow::Error::msg)?,
         )
         .map_err(|e| needs_vectors(cli, e))?;
+    let copies = searcher.near_copies(&path, &similar)?;
     if cli.json {
-        print_json(out, &json!({ "path": path, "similar": similar }));
+        let mut value = json!({ "path": path, "similar": similar });
+        if let Some(copies) = &copies {
+            value["near_copies"] = serde_json::to_value(copies)?;
+        }
+        print_json(out, &value);
     } else {
         for s in &similar {
-            outln!(out, "{:.3}  {} — {}", s.score, s.path, s.title);
+            let copy = copies
+                .iter()
+                .flatten()
+                .find(|c| c.path == s.path)
+                .map(|c| {
+                    format!(
+                        "  (near copy: {:.0}% of its own text shared)",
+                        c.overlap * 100.0
+                    )
+                })
+                .unwrap_or_default();
+            outln!(out, "{:.3}  {} — {}{copy}", s.score, s.path, s.title);
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -342,6 +342,8 @@ fn hybrid_search_similar_notes_and_duplicates_with_the_local_model() {
         .map(|s| s["score"].as_f64().unwrap())
         .collect();
     assert!(scores.windows(2).all(|w| w[0] >= w[1]));
+    // No note of the sample vault is a copy of another.
+    assert_eq!(similar["near_copies"], serde_json::json!([]), "{similar}");
 
     // The sample vault holds no copies: its daily notes share a template, and the two tea notes
     // (Chinese) are close as vectors, but none shares text of its own with another.

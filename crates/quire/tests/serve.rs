@@ -860,13 +860,20 @@ fn ask_and_draft_stream_tokens_then_checked_citations_and_source_cards() {
 }
 
 #[test]
-fn questions_of_a_folder_or_a_note_one_per_topic_written_by_the_model() {
+fn related_notes_mark_a_near_copy_and_questions_come_one_per_topic() {
     let f = sample();
     // One reply per topic: a list mark, quotes and a citation that the question is cleaned of.
     let replies: Vec<_> = (1..=16)
         .map(|i| answer(&[&format!("1. \"Question number {i}? [S1]\"\nA second line.")]))
         .collect();
     let chat = FakeChat::start(replies);
+    // A reworked copy of a note, outside the folder asked about: the related notes mark it.
+    let tea = fs::read_to_string(f.vault.join("Resources/Tea Basics.md")).unwrap();
+    fs::write(
+        f.vault.join("Areas/Tea notes (copy).md"),
+        tea.replacen("tea", "brew", 2),
+    )
+    .unwrap();
     // Topics group paragraphs by their vectors: this index embeds (with e5-small, fetched by
     // scripts/test.sh).
     let model = quire_embed::default_e5_path();
@@ -881,7 +888,21 @@ fn questions_of_a_folder_or_a_note_one_per_topic_written_by_the_model() {
         .env("QUIRE_LLM_BASE_URL", &chat.url)
         .env("QUIRE_LLM_MODEL", "fake-model");
     let server = serve(command, &[]);
-    wait_ready(&server, Some(47));
+    wait_ready(&server, Some(48));
+
+    let related = get_ok(&format!(
+        "{}/api/similar/Resources/Tea%20Basics.md?k=5",
+        server.url
+    ));
+    let copies = related["near_copies"].as_array().unwrap();
+    assert_eq!(copies.len(), 1, "{related}");
+    assert_eq!(copies[0]["path"], "Areas/Tea notes (copy).md");
+    assert!(copies[0]["overlap"].as_f64().unwrap() > 0.4, "{related}");
+    let unrelated = get_ok(&format!(
+        "{}/api/similar/Resources/Rust%20Ownership.md?k=5",
+        server.url
+    ));
+    assert_eq!(unrelated["near_copies"], json!([]), "{unrelated}");
 
     let folder = get_ok(&format!("{}/api/questions/Resources/", server.url));
     assert_eq!(folder["scope"], "Resources/");
