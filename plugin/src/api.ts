@@ -81,6 +81,43 @@ export interface ServerStatus {
   skipped_total?: number;
 }
 
+/** Where a passage of a note is: its note, the headings above it, its lines (1-based, inclusive). */
+export interface PassageRef {
+  path: string;
+  heading_path: string[];
+  start_line: number;
+  end_line: number;
+}
+
+/** One topic of `GET /api/questions/{path}`: a group of paragraphs close in meaning. */
+export interface QuestionTopic {
+  /** Its place among the topics, from 1. */
+  number: number;
+  /** The model's question; null without a model (`extractive`) or when the model gave nothing usable. */
+  question: string | null;
+  /** The passage closest to the topic's centre. */
+  central: PassageRef;
+  /** The central passage's text, at most 600 characters (`…` marks a cut). */
+  central_text: string;
+  /** Every passage of the topic, closest to its centre first. */
+  passages: PassageRef[];
+}
+
+/** `GET /api/questions/{path}`: the questions a note or a folder answers. */
+export interface Questions {
+  /** The note's path, or the folder with a trailing `/`. */
+  scope: string;
+  /** `generated`: a language model wrote the questions; `extractive`: no model, central passages. */
+  kind: "generated" | "extractive";
+  /** How many paragraphs were grouped. */
+  paragraphs: number;
+  /** How many topics they made. */
+  k: number;
+  topics: QuestionTopic[];
+  /** Indexed chunks that no longer match their files, left out. */
+  dropped: unknown[];
+}
+
 /** A source card: a passage the answer could cite, from quire's records. */
 export interface SourceCard {
   id: string;
@@ -423,15 +460,25 @@ export class QuireClient {
    * the server may still finish the work.
    */
   postCancellable<T>(path: string, body: object, signal: AbortSignal): Promise<T> {
+    return this.cancellable<T>("POST", path, JSON.stringify(body), signal);
+  }
+
+  /**
+   * GET a JSON route through Node's `http`, so that `signal` can cancel it: the connection is
+   * closed, which a route that holds the language model takes as the end of the request.
+   */
+  getCancellable<T>(path: string, signal: AbortSignal): Promise<T> {
+    return this.cancellable<T>("GET", path, undefined, signal);
+  }
+
+  private cancellable<T>(method: "GET" | "POST", path: string, payload: string | undefined, signal: AbortSignal): Promise<T> {
     const url = new URL(this.baseUrl + path);
     const transport = url.protocol === "https:" ? https : http;
-    const payload = JSON.stringify(body);
-    const headers: Record<string, string> = {
-      Accept: "application/json",
-      "Content-Type": "application/json",
-      "Content-Length": String(new TextEncoder().encode(payload).length),
-      ...this.headers(),
-    };
+    const headers: Record<string, string> = { Accept: "application/json", ...this.headers() };
+    if (payload !== undefined) {
+      headers["Content-Type"] = "application/json";
+      headers["Content-Length"] = String(new TextEncoder().encode(payload).length);
+    }
     return new Promise<T>((resolve, reject) => {
       if (signal.aborted) {
         reject(abortError());
@@ -443,7 +490,7 @@ export class QuireClient {
         request.destroy();
         reject(abortError());
       };
-      const request = transport.request(url, { method: "POST", headers }, (response) => {
+      const request = transport.request(url, { method, headers }, (response) => {
         response.setEncoding("utf8");
         let text = "";
         response.on("data", (piece: string) => (text += piece));
@@ -483,6 +530,16 @@ export class QuireClient {
 
   similar(path: string, k: number): Promise<Related> {
     return this.get<Related>(`/api/similar/${encodeNotePath(path)}?k=${k}`);
+  }
+
+  /**
+   * The questions a note (`Resources/Starter.md`) or a folder (`Projects/`, its notes at any
+   * depth) answers, one per topic of its paragraphs. With a language model on the server this
+   * takes one model call per topic; `signal` cancels it (the server stops the model then).
+   */
+  questions(scope: string, signal?: AbortSignal): Promise<Questions> {
+    const path = `/api/questions/${encodeNotePath(scope)}`;
+    return signal ? this.getCancellable<Questions>(path, signal) : this.get<Questions>(path);
   }
 
   /** The pending proposals, newest first. */

@@ -132,6 +132,20 @@ export class AskView extends ItemView {
     this.running?.abort();
   }
 
+  /**
+   * Asks `question` from elsewhere (another view's Ask button): at once, as if it were typed, or,
+   * while an answer is still being written, put in the box to ask when that answer is complete.
+   */
+  async askQuestion(question: string): Promise<void> {
+    if (this.running) {
+      this.inputEl.value = question.trim();
+      this.inputEl.focus();
+      new Notice("An answer is still being written: the question is in the box, to ask when it is complete.");
+      return;
+    }
+    await this.ask(question);
+  }
+
   /** Asks `question`, showing the answer as it arrives; resolves when it is complete or stopped. */
   async ask(question: string): Promise<void> {
     question = question.trim();

@@ -34,6 +34,8 @@ export interface QuireHost {
   reviewNewProposals(ids: readonly string[], id?: string): Promise<void>;
   /** Opens a note of the vault, scrolled to `lines` when given. */
   openNote(path: string, lines?: LineRange): Promise<void>;
+  /** Opens the ask view and asks `question` there (in its conversation). */
+  askQuestion(question: string): Promise<void>;
   /** Changes settings and saves them. */
   updateSettings(change: Partial<QuireSettings>): Promise<void>;
 }

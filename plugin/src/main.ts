@@ -3,7 +3,8 @@
  * and reflections on a week come from the server (all the logic is in quire); the plugin shows
  * them in Obsidian and opens notes at the lines the server names. The changes quire proposes
  * are reviewed, applied or rejected in the proposals pane; the vault health view is the
- * structural audit as an inbox of findings. It talks to the configured server and nothing else.
+ * structural audit as an inbox of findings; the questions view lists the questions a note or
+ * its folder answers. It talks to the configured server and nothing else.
  */
 import { Events, FileSystemAdapter, Notice, Plugin, type WorkspaceLeaf } from "obsidian";
 import { QuireClient, type ProposalSummary } from "./api";
@@ -17,6 +18,8 @@ import { openNoteAt } from "./open-note";
 import { ProposalWatcher } from "./proposal-watch";
 import { countLabel } from "./proposals";
 import { PROPOSALS_VIEW, ProposalsView } from "./proposals-view";
+import { folderOf } from "./questions";
+import { QUESTIONS_VIEW, QuestionsView } from "./questions-view";
 import { REFLECT_VIEW, ReflectView } from "./reflect-view";
 import { SearchModal } from "./search-modal";
 import { ServerProcess } from "./server";
@@ -79,6 +82,7 @@ export default class QuirePlugin extends Plugin implements QuireHost, SettingsHo
     this.registerView(REFLECT_VIEW, (leaf) => new ReflectView(leaf, this));
     this.registerView(PROPOSALS_VIEW, (leaf) => new ProposalsView(leaf, this));
     this.registerView(HEALTH_VIEW, (leaf) => new HealthView(leaf, this));
+    this.registerView(QUESTIONS_VIEW, (leaf) => new QuestionsView(leaf, this));
 
     this.addRibbonIcon("search", "Search notes with quire", () => this.openSearch());
     const ribbon = this.addRibbonIcon("file-diff", "Review proposals", () => void this.reviewProposals());
@@ -89,6 +93,8 @@ export default class QuirePlugin extends Plugin implements QuireHost, SettingsHo
     this.addCommand({ id: "open-related-notes", name: "Open related notes", callback: () => void this.activateView(SIMILAR_VIEW) });
     this.addCommand({ id: "ask", name: "Ask your vault", callback: () => void this.activateView(ASK_VIEW) });
     this.addCommand({ id: "ask-document", name: "Ask this document", callback: () => void askThisDocument(this) });
+    this.addCommand({ id: "questions-note", name: "Questions this note answers", callback: () => void this.questionsOf("note") });
+    this.addCommand({ id: "questions-folder", name: "Questions this folder answers", callback: () => void this.questionsOf("folder") });
     this.addCommand({ id: "reflect-this-week", name: "Reflect on this week", callback: () => void this.reflectOn(weekOf()) });
     this.addCommand({ id: "reflect-last-week", name: "Reflect on last week", callback: () => void this.reflectOn(shiftWeek(weekOf(), -1)) });
     this.addCommand({ id: "draft-section", name: "Draft this section", editorCallback: (editor, context) => void draftSection(this, editor, context) });
@@ -178,6 +184,12 @@ export default class QuirePlugin extends Plugin implements QuireHost, SettingsHo
     return openNoteAt(this.app, path, lines);
   }
 
+  async askQuestion(question: string): Promise<void> {
+    // revealLeaf has loaded the view if it was deferred, so it is an AskView here.
+    const leaf = await this.activateView(ASK_VIEW);
+    if (leaf?.view instanceof AskView) await leaf.view.askQuestion(question);
+  }
+
   async updateSettings(change: Partial<QuireSettings>): Promise<void> {
     const before = this.settings;
     this.settings = { ...before, ...change };
@@ -249,6 +261,17 @@ export default class QuirePlugin extends Plugin implements QuireHost, SettingsHo
       link.addEventListener("click", () => void this.reviewProposals(fresh.length === 1 ? first?.id : undefined));
     });
     new Notice(message, PROPOSALS_NOTICE_MS);
+  }
+
+  /** Opens the questions view on the active note, or on its folder (its notes at any depth). */
+  private async questionsOf(what: "note" | "folder"): Promise<void> {
+    const file = this.app.workspace.getActiveFile();
+    if (!file || file.extension !== "md") {
+      new Notice("Open a note first: quire lists the questions the note, or its folder, answers.");
+      return;
+    }
+    const leaf = await this.activateView(QUESTIONS_VIEW);
+    if (leaf?.view instanceof QuestionsView) await leaf.view.show(what === "note" ? file.path : folderOf(file.path));
   }
 
   private async reflectOn(week: string): Promise<void> {

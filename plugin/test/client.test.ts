@@ -47,6 +47,36 @@ describe("QuireClient", () => {
     expect(seen.at(-1)?.authorization).toBeUndefined();
   });
 
+  it("asks for the questions of a note or a folder, and cancels the request when its signal fires", async () => {
+    respond = (_, response) => response.end('{"scope":"Projects/","kind":"extractive","paragraphs":2,"k":1,"topics":[],"dropped":[]}');
+    const client = new QuireClient(base, "secret-token");
+    expect((await client.questions("Projects/")).scope).toBe("Projects/");
+    expect(seen.at(-1)).toEqual({ url: "/api/questions/Projects/", authorization: "Bearer secret-token", body: "" });
+    const controller = new AbortController();
+    await client.questions("Résumés/Q&A #2.md", controller.signal);
+    expect(seen.at(-1)).toEqual({ url: "/api/questions/R%C3%A9sum%C3%A9s/Q%26A%20%232.md", authorization: "Bearer secret-token", body: "" });
+
+    respond = (_, response) => {
+      response.writeHead(429, { "Content-Type": "application/json" });
+      response.end('{"error":{"code":"busy","message":"answers are being written for other requests"}}');
+    };
+    const busy = await failure(client.questions("Projects/", controller.signal));
+    expect([busy.code, busy.status]).toEqual(["busy", 429]);
+
+    // A model writing: the request waits until the signal fires, then the connection is closed.
+    let closed = false;
+    respond = (request) => request.socket.on("close", () => (closed = true));
+    const waiting = client.questions("Projects/", controller.signal).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    controller.abort();
+    expect(isAbort(await waiting)).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(closed).toBe(true);
+  });
+
   it("sends a follow-up with its conversation, and a reflection with its week", async () => {
     respond = (_, response) => {
       response.writeHead(200, { "Content-Type": "text/event-stream" });
