@@ -43,6 +43,16 @@ export interface NoteRef {
   score?: number;
 }
 
+/** A similar note that looks like a copy of the note: close vectors and own text shared. */
+export interface NearCopy {
+  path: string;
+  title: string;
+  /** Cosine of the two notes' vectors. */
+  score: number;
+  /** The share of their own text (template lines left out) the two notes have in common, 0 to 1. */
+  overlap: number;
+}
+
 /** `GET /api/similar/{path}`. */
 export interface Related {
   path: string;
@@ -50,6 +60,10 @@ export interface Related {
   similar?: NoteRef[];
   /** Why there are no notes similar in meaning (no embedding model, no embeddings). */
   similar_unavailable?: string;
+  /** The similar notes that look like copies of this one, the largest overlap first (absent over a team database). */
+  near_copies?: NearCopy[];
+  /** Why near copies could not be told apart (the similar notes are still given). */
+  near_copies_unavailable?: string;
   backlinks?: NoteRef[];
   outgoing?: NoteRef[];
   moc_parents?: NoteRef[];

@@ -3,15 +3,21 @@
  * that link to it and those it links to, each listed once with all its relations. It follows the
  * active note and refreshes when the index changes.
  *
+ * Similar notes are listed most similar first, without their cosine (in the tooltip of their
+ * "similar" badge): the notes of one vault are all close, so the number says nothing by itself. A
+ * note that looks like a copy of this one is listed first, marked "near copy" with the share of
+ * text the two have in common, and offers to compare them: it opens to the right of the note, as
+ * Obsidian's "Open to the right" does.
+ *
  * With "Follow the paragraph" on (a switch in the pane, saved in the settings), it shows instead
  * the notes a search finds for the paragraph at the cursor: once typing has paused for
  * FOLLOW_DELAY_MS (one request per pause, never one per keystroke), the note itself left out.
  */
-import { type Editor, ItemView, MarkdownView, type TFile, type WorkspaceLeaf } from "obsidian";
+import { type Editor, ItemView, MarkdownView, Notice, type TFile, type WorkspaceLeaf } from "obsidian";
 import { QuireError, type Related } from "./api";
 import type { QuireHost } from "./host";
 import { paragraphAt, paragraphQuery, paragraphRows, type ParagraphRow } from "./paragraph";
-import { mergeRelated, RELATION_LABELS, type RelatedRow } from "./related";
+import { mergeRelated, nearCopyLabel, RELATION_LABELS, sharePercent, similarTooltip, type RelatedRow } from "./related";
 
 export const SIMILAR_VIEW = "quire-similar";
 
@@ -112,8 +118,14 @@ export class SimilarView extends ItemView {
 
   /** The editor of the note at `path`, if it is open. */
   private editorOf(path: string): Editor | null {
+    const view = this.leafOf(path)?.view;
+    return view instanceof MarkdownView ? view.editor : null;
+  }
+
+  /** The leaf where the note at `path` is open, if it is. */
+  private leafOf(path: string): WorkspaceLeaf | null {
     for (const leaf of this.app.workspace.getLeavesOfType("markdown")) {
-      if (leaf.view instanceof MarkdownView && leaf.view.file?.path === path) return leaf.view.editor;
+      if (leaf.view instanceof MarkdownView && leaf.view.file?.path === path) return leaf;
     }
     return null;
   }
@@ -160,7 +172,12 @@ export class SimilarView extends ItemView {
     this.infoEl.setText(rows.length ? "About the paragraph at the cursor:" : "No note about the paragraph at the cursor.");
     for (const row of rows) {
       const item = this.rowEl(row.path, row.title);
-      item.createDiv({ cls: "quire-badges" }).createSpan({ cls: "quire-tag quire-rel-paragraph", text: `paragraph ${row.score.toFixed(2)}` });
+      // The search's score orders the rows; shown, it would read as a measure it is not.
+      item.createDiv({ cls: "quire-badges" }).createSpan({
+        cls: "quire-tag quire-rel-paragraph",
+        text: "paragraph",
+        attr: { title: `Search score ${row.score.toFixed(2)}. It only orders this list.` },
+      });
     }
   }
 
@@ -233,11 +250,58 @@ export class SimilarView extends ItemView {
     for (const row of rows) {
       const item = this.rowEl(row.path, row.title);
       const badges = item.createDiv({ cls: "quire-badges" });
+      if (row.overlap !== undefined) {
+        item.addClass("quire-near-copy");
+        // A copy often has the note's title: its path tells the two apart.
+        item.createDiv({ cls: "quire-related-path", text: row.path.replace(/\.md$/i, "") });
+        badges.createSpan({
+          cls: "quire-tag quire-rel-near-copy",
+          text: nearCopyLabel(row.overlap),
+          attr: { title: `The two notes have ${sharePercent(row.overlap)}% of their own text in common (template lines left out).` },
+        });
+      }
       for (const relation of row.relations) {
-        const label = relation === "similar" && row.score !== undefined ? `${RELATION_LABELS.similar} ${row.score.toFixed(2)}` : RELATION_LABELS[relation];
-        badges.createSpan({ cls: `quire-tag quire-rel-${relation}`, text: label });
+        const badge = badges.createSpan({ cls: `quire-tag quire-rel-${relation}`, text: RELATION_LABELS[relation] });
+        if (relation === "similar" && row.score !== undefined) badge.setAttr("title", similarTooltip(row.score));
+      }
+      if (row.overlap !== undefined) {
+        const original = this.path;
+        const compare = badges.createEl("button", {
+          cls: "quire-compare",
+          text: "Compare",
+          attr: { title: "Open it to the right of this note, to compare the two side by side" },
+        });
+        compare.addEventListener("click", () => {
+          if (original) void this.compare(original, row.path);
+        });
       }
     }
+  }
+
+  /**
+   * Shows a near copy beside the note it copies: the note in its leaf (opened if it is not), the
+   * copy in a new leaf split off to its right, as "Open to the right" does. A copy already open
+   * is brought forward instead of opened twice.
+   */
+  private async compare(originalPath: string, copyPath: string): Promise<void> {
+    const original = this.app.vault.getFileByPath(originalPath);
+    const copy = this.app.vault.getFileByPath(copyPath);
+    if (!original || !copy) {
+      new Notice(`${original ? copyPath : originalPath} is not in this vault. The note was moved or deleted since the last sync.`);
+      return;
+    }
+    const workspace = this.app.workspace;
+    const open = this.leafOf(copyPath);
+    if (open) {
+      await workspace.revealLeaf(open);
+      return;
+    }
+    let left = this.leafOf(originalPath);
+    if (!left) {
+      left = workspace.getLeaf(false);
+      await left.openFile(original);
+    }
+    await workspace.createLeafBySplit(left, "vertical").openFile(copy, { active: true });
   }
 }
 

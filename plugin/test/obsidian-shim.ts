@@ -483,6 +483,8 @@ export class WorkspaceLeaf extends Events implements Pick<O.WorkspaceLeaf, "view
   view: O.View;
   /** The ephemeral state the leaf was last opened with (`{line}` to scroll to a line). */
   shimEState: Record<string, unknown> | undefined;
+  /** The leaf this one was split off from by createLeafBySplit, and how (`vertical`: to its right). */
+  shimSplit: { from: WorkspaceLeaf; direction: O.SplitDirection; before: boolean } | undefined;
 
   constructor(
     readonly shimApp: O.App,
@@ -535,7 +537,10 @@ export class WorkspaceLeaf extends Events implements Pick<O.WorkspaceLeaf, "view
 export class Workspace
   extends Events
   implements
-    Pick<O.Workspace, "getActiveFile" | "getActiveViewOfType" | "getLeaf" | "getLeavesOfType" | "getRightLeaf" | "revealLeaf" | "onLayoutReady" | "openLinkText">
+    Pick<
+      O.Workspace,
+      "getActiveFile" | "getActiveViewOfType" | "getLeaf" | "getLeavesOfType" | "getRightLeaf" | "createLeafBySplit" | "revealLeaf" | "onLayoutReady" | "openLinkText"
+    >
 {
   readonly #app: O.App;
   #leaves: WorkspaceLeaf[] = [];
@@ -575,6 +580,14 @@ export class Workspace
 
   getRightLeaf(split: boolean): O.WorkspaceLeaf | null {
     return real<O.WorkspaceLeaf>(this.#add("right"));
+  }
+
+  /** A new leaf beside `leaf`, on the same side (Obsidian's default direction is vertical: to its right). */
+  createLeafBySplit(leaf: O.WorkspaceLeaf, direction?: O.SplitDirection, before?: boolean): O.WorkspaceLeaf {
+    const from = shim<WorkspaceLeaf>(leaf);
+    const created = this.#add(from.shimSide);
+    created.shimSplit = { from, direction: direction ?? "vertical", before: before ?? false };
+    return real<O.WorkspaceLeaf>(created);
   }
 
   revealLeaf(leaf: O.WorkspaceLeaf): Promise<void> {
