@@ -212,7 +212,7 @@ fn lead_of(
     question: &str,
     frozen: &FrozenContext,
 ) -> Result<Vec<quire_assist::lead::LeadSentence>, AppError> {
-    if frozen.evidence.is_some_and(|e| e.weak) {
+    if frozen.evidence.as_ref().is_some_and(|e| e.weak) {
         return Ok(Vec::new());
     }
     let candidates = quire_assist::lead::candidates(&frozen.passages);
@@ -223,7 +223,8 @@ fn lead_of(
     })
 }
 
-/// Whether the frozen passages seem to answer the question (best cosine, term coverage).
+/// Whether the frozen passages seem to answer the question (best cosine, term coverage, and
+/// with a model measured for it, a weighty word of the question that no passage speaks to).
 fn evidence_of(
     searcher: &dyn AnswerIndex,
     question: &str,
@@ -235,13 +236,49 @@ fn evidence_of(
         .map(|p| ChunkKey::new(&p.path, &p.chunk_id))
         .collect();
     let cosines = searcher.cosines(question, &keys)?;
-    let weak = searcher.calibration()?.weak_answer_cosine;
-    Ok(Evidence::assess_with(
+    let calibration = searcher.calibration()?;
+    let evidence = Evidence::assess_with(
         question,
         &frozen.passages,
         &cosines,
-        weak,
-    ))
+        calibration.weak_answer_cosine,
+    );
+    let (Some(best_cosine), false) = (evidence.best_cosine, evidence.weak) else {
+        return Ok(evidence);
+    };
+    if calibration.unmatched_word_share <= 0.0 {
+        return Ok(evidence);
+    }
+    // The question again without each of its words, one query embedding a word.
+    let words = quire_assist::evidence::probe_words(question);
+    let variants: Vec<String> = words
+        .iter()
+        .map(|w| quire_assist::evidence::without_word(question, w))
+        .collect();
+    let texts: Vec<&str> = std::iter::once(question)
+        .chain(variants.iter().map(String::as_str))
+        .collect();
+    let Some(weighed) = searcher.query_cosines(&texts, &keys)? else {
+        return Ok(evidence);
+    };
+    let best = |row: &[Option<f32>]| row.iter().flatten().copied().fold(f32::MIN, f32::max);
+    let share: Vec<f32> = weighed.to_first[1..].iter().map(|c| 1.0 - c).collect();
+    let without: Vec<f32> = weighed.rows[1..].iter().map(|r| best(r)).collect();
+    // The whole question's best, from the same embedding call as the variants'.
+    let whole = weighed.rows.first().map_or(best_cosine, |r| best(r));
+    Ok(
+        match quire_assist::evidence::unmatched_word(
+            &words,
+            &share,
+            &without,
+            whole,
+            calibration.unmatched_word_share,
+            calibration.unmatched_word_gain,
+        ) {
+            Some(word) => evidence.with_unmatched(word),
+            None => evidence,
+        },
+    )
 }
 
 /// Checks a generated answer's sentences against `sources` (every source of its conversation,

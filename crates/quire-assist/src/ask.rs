@@ -240,7 +240,7 @@ impl Conversation {
             ));
         }
         let Some(model) = model else {
-            let weak = evidence.filter(|e| e.weak);
+            let weak = evidence.clone().filter(|e| e.weak);
             let text = match &weak {
                 Some(evidence) => not_covered_answer(&turn, evidence),
                 None => extractive_answer(&turn, &lead),
@@ -264,6 +264,7 @@ impl Conversation {
                 Vec::new(),
                 report,
             );
+            let covered = evidence.is_some();
             result.evidence = evidence;
             if weak.is_some() {
                 result.covered = Some(false);
@@ -271,7 +272,7 @@ impl Conversation {
                     "the notes do not seem to cover this question: the passages shown are the closest, probably not an answer"
                         .to_string(),
                 );
-            } else if evidence.is_some() {
+            } else if covered {
                 result.covered = Some(true);
             }
             result.support = Some(SupportReport::by_construction());
@@ -407,9 +408,10 @@ fn answer(
 
 /// The offline answer when the evidence is weak: says so, then the closest passages.
 pub fn not_covered_answer(sources: &[Source], evidence: &Evidence) -> String {
-    let measure = match evidence.best_cosine {
-        Some(cosine) => format!("best similarity {cosine:.2}"),
-        None => format!(
+    let measure = match (&evidence.unmatched, evidence.best_cosine) {
+        (Some(word), _) => format!("no passage speaks to “{word}”"),
+        (None, Some(cosine)) => format!("best similarity {cosine:.2}"),
+        (None, None) => format!(
             "the best passage has {:.0}% of the question's words",
             evidence.coverage * 100.0
         ),

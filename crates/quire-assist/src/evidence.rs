@@ -9,9 +9,17 @@
 //! - **cosine**: when the index has vectors, the best cosine between the question's vector and
 //!   the passages' stored vectors.
 //!
+//! - **an unmatched word** (with vectors, for a model where it was measured): the question is
+//!   embedded again without each of its words ([`probe_words`]). A word whose removal moves the
+//!   question's vector a good deal carries a real part of what is asked; when dropping it leaves
+//!   the best passage *closer* to the question, no passage speaks to it ("Does the plugin work in
+//!   Logseq?" over notes that never mention Logseq, whose best passage is about the plugin).
+//!   Near misses like this sit at the same best cosine as answered questions, so the cosine
+//!   alone cannot flag them ([`unmatched_word`]).
+//!
 //! The evidence is weak when the cosine is below the model's threshold
-//! ([`quire_embed::Calibration::weak_answer_cosine`]; [`WEAK_COSINE`] for e5-small) with vectors,
-//! or, without them, when the coverage is below [`WEAK_COVERAGE`].
+//! ([`quire_embed::Calibration::weak_answer_cosine`]; [`WEAK_COSINE`] for e5-small) or a word is
+//! unmatched, with vectors; without them, when the coverage is below [`WEAK_COVERAGE`].
 
 use serde::Serialize;
 
@@ -25,12 +33,16 @@ pub const WEAK_COSINE: f32 = 0.85;
 pub const WEAK_COVERAGE: f32 = 0.4;
 
 /// How well the passages support answering the question.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Evidence {
     /// Share of the question's content words in its best passage, 0 to 1.
     pub coverage: f32,
     /// Best cosine between the question and a passage, when the index has vectors.
     pub best_cosine: Option<f32>,
+    /// A word of the question that carries a real part of it and that no passage speaks to
+    /// (see [`unmatched_word`]), when one was found.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unmatched: Option<String>,
     /// The notes do not seem to cover the question.
     pub weak: bool,
 }
@@ -63,9 +75,73 @@ impl Evidence {
         Evidence {
             coverage,
             best_cosine,
+            unmatched: None,
             weak,
         }
     }
+
+    /// Marks the evidence weak because of `word` (see [`unmatched_word`]).
+    pub fn with_unmatched(mut self, word: String) -> Evidence {
+        self.unmatched = Some(word);
+        self.weak = true;
+        self
+    }
+}
+
+/// The question's words worth weighing, each once, in order: runs of letters and digits (an
+/// apostrophe or hyphen inside a word kept, so "Tasks'" and "5000-task" stay whole) of three
+/// characters or more or holding a digit, at most [`MAX_PROBE_WORDS`]. Scripts written without
+/// spaces (CJK) have no words to drop this way and give none.
+pub fn probe_words(question: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let words = question
+        .split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '-'))
+        .map(|w| w.trim_matches(|c: char| c == '\'' || c == '-'))
+        .filter(|w| w.chars().count() >= 3 || w.chars().any(|c| c.is_ascii_digit()))
+        .filter(|w| !w.chars().any(is_cjk));
+    for word in words {
+        if !out.iter().any(|o| o == word) && out.len() < MAX_PROBE_WORDS {
+            out.push(word.to_string());
+        }
+    }
+    out
+}
+
+/// Words of one question weighed at the most (each costs one query embedding).
+pub const MAX_PROBE_WORDS: usize = 16;
+
+/// `question` with the first occurrence of `word` taken out.
+pub fn without_word(question: &str, word: &str) -> String {
+    question
+        .replacen(word, "", 1)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The word of `words` that carries the most of the question among those the passages do not
+/// speak to: `share[i]` is how far dropping word `i` moves the question's vector (1 − cosine),
+/// `best[i]` the best passage cosine of the question without it, `best_cosine` that of the
+/// whole question. A word qualifies when `share[i] ≥ min_share` and the passages are no
+/// closer with it than without (`best_cosine − best[i] ≤ max_gain`, a gain ≤ 0). `min_share`
+/// 0 turns the check off.
+pub fn unmatched_word(
+    words: &[String],
+    share: &[f32],
+    best: &[f32],
+    best_cosine: f32,
+    min_share: f32,
+    max_gain: f32,
+) -> Option<String> {
+    if min_share <= 0.0 {
+        return None;
+    }
+    words
+        .iter()
+        .zip(share.iter().zip(best))
+        .filter(|(_, (s, b))| **s >= min_share && best_cosine - **b <= max_gain)
+        .max_by(|a, b| a.1.0.total_cmp(b.1.0))
+        .map(|(w, _)| w.clone())
 }
 
 /// Words that carry no topic.
@@ -240,6 +316,57 @@ mod tests {
             text: text.into(),
             score: 1.0,
         }
+    }
+
+    #[test]
+    fn words_are_probed_once_with_their_inner_marks() {
+        assert_eq!(
+            probe_words("Can I add a task by speaking to Siri? Siri's 5000-task test, a 10k"),
+            [
+                "Can",
+                "add",
+                "task",
+                "speaking",
+                "Siri",
+                "Siri's",
+                "5000-task",
+                "test",
+                "10k"
+            ]
+        );
+        assert!(probe_words("铁观音的香气").is_empty());
+        assert_eq!(
+            without_word("Does the plugin work in Logseq?", "Logseq"),
+            "Does the plugin work in ?"
+        );
+    }
+
+    #[test]
+    fn a_weighty_word_the_passages_ignore_is_unmatched() {
+        let words: Vec<String> = ["plugin", "Logseq", "work"].map(String::from).into();
+        // Dropping "Logseq" moves the question most and brings the best passage closer.
+        let share = [0.09, 0.21, 0.01];
+        let best = [0.47, 0.66, 0.58];
+        assert_eq!(
+            unmatched_word(&words, &share, &best, 0.58, 0.15, -0.02).as_deref(),
+            Some("Logseq")
+        );
+        // The passages answer to it (dropping it lowers their cosine): matched.
+        let best = [0.47, 0.50, 0.58];
+        assert_eq!(
+            unmatched_word(&words, &share, &best, 0.58, 0.15, -0.02),
+            None
+        );
+        // A light word is never the reason, and a share of 0 turns the check off.
+        let best = [0.70, 0.70, 0.70];
+        assert_eq!(
+            unmatched_word(&words, &share, &best, 0.58, 0.25, -0.02),
+            None
+        );
+        assert_eq!(
+            unmatched_word(&words, &share, &best, 0.58, 0.0, -0.02),
+            None
+        );
     }
 
     #[test]

@@ -140,6 +140,13 @@ pub struct Calibration {
     pub weak_answer_cosine: f32,
     /// `duplicates`: note pairs at or above this cosine are candidates.
     pub duplicate_cosine: f32,
+    /// Offline `ask`: a word of the question whose removal moves the question's vector by at
+    /// least this much (1 − cosine) carries a real part of what is asked; `0.0` when not
+    /// measured for the model (the check is then not made).
+    pub unmatched_word_share: f32,
+    /// … and when dropping that word leaves the best passage's cosine higher by at least this
+    /// much (a negative gain), the passages do not speak to it: the question is not covered.
+    pub unmatched_word_gain: f32,
 }
 
 impl Calibration {
@@ -148,12 +155,16 @@ impl Calibration {
         semantic_weight: 0.6,
         weak_answer_cosine: 0.85,
         duplicate_cosine: 0.90,
+        unmatched_word_share: 0.0,
+        unmatched_word_gain: 0.0,
     };
     /// EmbeddingGemma-300M's, with the model card's prompts.
     pub const GEMMA: Calibration = Calibration {
         semantic_weight: 0.8,
         weak_answer_cosine: 0.42,
         duplicate_cosine: 0.80,
+        unmatched_word_share: 0.15,
+        unmatched_word_gain: -0.02,
     };
 }
 

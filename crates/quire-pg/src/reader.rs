@@ -704,6 +704,20 @@ impl AnswerIndex for PgSearcher {
         })
     }
 
+    fn query_cosines(
+        &self,
+        texts: &[&str],
+        keys: &[ChunkKey],
+    ) -> Result<Option<quire_search::QueryCosines>, SearchError> {
+        self.snapshot(|s| {
+            let Ok(embedder) = self.embedder("weighing the question's words", s.space.as_ref())
+            else {
+                return Ok(None);
+            };
+            quire_search::query_cosines(embedder, texts, &s.vectors(keys)?)
+        })
+    }
+
     fn text_cosines(
         &self,
         texts: &[&str],

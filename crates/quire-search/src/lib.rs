@@ -899,9 +899,53 @@ impl AnswerIndex for Searcher {
         Searcher::text_cosines(self, texts, keys)
     }
 
+    fn query_cosines(
+        &self,
+        texts: &[&str],
+        keys: &[ChunkKey],
+    ) -> Result<Option<QueryCosines>, SearchError> {
+        let Ok(embedder) = self.embedder("weighing the question's words") else {
+            return Ok(None);
+        };
+        query_cosines(embedder, texts, &self.key_vectors(embedder, keys)?)
+    }
+
     fn local(&self) -> Option<&Searcher> {
         Some(self)
     }
+}
+
+/// Several texts embedded as queries, compared with the first of them and with stored chunk
+/// vectors (see [`AnswerIndex::query_cosines`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueryCosines {
+    /// Each text's cosine with the first text (1 for the first).
+    pub to_first: Vec<f32>,
+    /// Each text's cosine with each chunk's stored vector: `rows[text][chunk]`.
+    pub rows: CosineRows,
+}
+
+/// [`QueryCosines`] of `texts` against `stored` (`None` when there is no text or no chunk has a
+/// vector).
+pub fn query_cosines(
+    embedder: &dyn Embedder,
+    texts: &[&str],
+    stored: &[Option<Vec<f32>>],
+) -> Result<Option<QueryCosines>, SearchError> {
+    if texts.is_empty() || stored.iter().all(Option::is_none) {
+        return Ok(None);
+    }
+    let vectors = texts
+        .iter()
+        .map(|t| embedder.embed_query(t))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Some(QueryCosines {
+        to_first: vectors
+            .iter()
+            .map(|v| quire_embed::dot(&vectors[0], v))
+            .collect(),
+        rows: cosine_rows(&vectors, stored),
+    }))
 }
 
 /// The similarity of each of `sentences` (documents without a title) to `question` (a query).

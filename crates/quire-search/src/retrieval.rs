@@ -459,6 +459,14 @@ pub trait AnswerIndex {
         texts: &[&str],
         keys: &[ChunkKey],
     ) -> Result<Option<crate::CosineRows>, SearchError>;
+    /// Each of `texts` embedded as a query, compared with the first text and with each chunk's
+    /// stored vector (offline `ask` weighs a question's words this way: the question, then the
+    /// question without one word at a time); `None` without a model or stored vectors.
+    fn query_cosines(
+        &self,
+        texts: &[&str],
+        keys: &[ChunkKey],
+    ) -> Result<Option<crate::QueryCosines>, SearchError>;
     /// The similarity of each of `sentences` (embedded as documents) to `question` (embedded
     /// as a query); `None` without a model.
     fn sentence_scores(
