@@ -7,6 +7,7 @@ use std::path::Path;
 use quire_index::IndexLocation;
 use quire_vault::Vault;
 
+pub use quire_audit::canvas::UnknownGrouping;
 pub use quire_audit::{AuditOptions, AuditReport, Canvas, Grouping, canvas, render_markdown};
 
 use crate::error::AppError;
@@ -69,4 +70,38 @@ pub fn save_canvas(
         &format!("Canvas map of the vault: {}", name.to_string_lossy()),
         command,
     )
+}
+
+/// The vault's canvas map proposed at the vault-relative `path` (a `.canvas` file), for a face
+/// that may only propose (a server): the path must stay inside the vault, through any symbolic
+/// link on the way, so nothing is ever written outside it either.
+pub fn propose_canvas_live(
+    live: &Live,
+    path: &str,
+    group: Grouping,
+    command: &str,
+) -> Result<Box<quire_proposals::Proposal>, AppError> {
+    crate::resolve::check_request_path(path)?;
+    let target = live.root.join(path.trim_start_matches('/'));
+    let outside = || quire_vault::VaultError::OutsideVault(path.to_string());
+    let folder = target.parent().ok_or_else(outside)?;
+    match folder.canonicalize() {
+        Ok(folder) if folder.starts_with(&live.root) => {}
+        Ok(_) => return Err(outside().into()),
+        Err(e) => {
+            return Err(AppError::bad_arguments(
+                AUDIT,
+                format!("the folder of `{path}` cannot be used: {e}"),
+            ));
+        }
+    }
+    let snapshot = live.vault(VAULT_WAIT)?;
+    let canvas = canvas(&snapshot.vault, group);
+    match save_canvas(&snapshot.vault, &live.index, &canvas, &target, command)? {
+        crate::proposals::Saved::Proposed(proposal) => Ok(proposal),
+        crate::proposals::Saved::Written(at) => Err(AppError::Internal(format!(
+            "the canvas went to {} instead of a proposal",
+            at.display()
+        ))),
+    }
 }

@@ -11,6 +11,7 @@
 //! | `GET /api/questions/{path}` | the questions a note or folder answers, one per topic (`quire questions --json`) |
 //! | `GET /api/status` | the coverage report: notes, chunks, skipped files with reasons, last sync |
 //! | `GET /api/audit?top=` | the structural audit (`quire audit --json`): folders, tags, orphans, dead ends, unresolved links, islands, hubs, note sizes, duplicate titles |
+//! | `POST /api/audit/canvas` | the vault's JSON Canvas map as a proposal (`{"path"?, "group"?}`; `quire audit --canvas`) |
 //! | `POST /api/ask`, `POST /api/draft` | server-sent events: `token`s, then `done` with citations and source cards |
 //! | `POST /api/article/ask` | the same for a pasted article that is not in the vault (`{"text", "name"?, "question"}`; cards point at its lines) |
 //! | `GET /api/findings`, `POST /api/findings/{id}/dismiss`, `…/snooze` | the audit's findings as an inbox (new since the last run; dismissed and snoozed left out); dismiss one, or snooze it `{"days": N}` |
@@ -232,6 +233,7 @@ fn router(state: Arc<AppState>, mounted: Option<Router>) -> Router {
             get(proposals::list).post(proposals::create),
         )
         .route("/api/audit/deep", post(deep_audit::deep))
+        .route("/api/audit/canvas", post(moc::canvas))
         .route("/api/flashcards", post(tools::flashcards))
         .route("/api/split", post(tools::split))
         .route("/api/transform", post(tools::transform))

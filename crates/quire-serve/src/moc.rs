@@ -1,18 +1,20 @@
 //! `POST /api/moc`: maps of content for topic clusters, as proposals (`quire moc`). The body is
 //! JSON (`{"cluster": 3}` or `{"all": true}`, optionally `"folder"`), like the other routes that
 //! change anything (see `proposals` for the CSRF reasoning); nothing is written into the vault,
-//! the proposals are applied through `/api/proposals/{id}/apply`.
+//! the proposals are applied through `/api/proposals/{id}/apply`. `POST /api/audit/canvas`
+//! likewise proposes the vault's JSON Canvas map.
 
 use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::State;
 use axum::extract::rejection::JsonRejection;
+use quire_app::audit::Grouping;
 use quire_app::limits::{MAX_PATH_CHARS, check_length};
 use quire_app::moc::{MocChoice, MocRequest};
 use quire_app::topics::TopicOptions;
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::AppState;
 use crate::api::blocking;
@@ -62,6 +64,46 @@ pub(crate) async fn moc(
         Ok(Json(serde_json::to_value(&outcome).map_err(|e| {
             ApiError::internal(format!("cannot serialize the maps: {e}"))
         })?))
+    })
+    .await
+}
+
+/// The body of `POST /api/audit/canvas`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct CanvasBody {
+    /// The vault-relative `.canvas` file (default `Vault map.canvas`).
+    path: Option<String>,
+    /// `folder` (default) or `component`.
+    group: Option<String>,
+}
+
+/// The canvas map's default file, at the vault's root.
+const CANVAS_PATH: &str = "Vault map.canvas";
+
+/// `POST /api/audit/canvas`: the vault's JSON Canvas map as a proposal (`quire audit --canvas`
+/// inside the vault): `{"proposal": {...}}`, applied through `/api/proposals/{id}/apply`.
+pub(crate) async fn canvas(
+    State(state): State<Arc<AppState>>,
+    request: Result<Json<CanvasBody>, JsonRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let request = body(request)?;
+    let path = request.path.unwrap_or_else(|| CANVAS_PATH.to_string());
+    check_length("path", &path, MAX_PATH_CHARS).map_err(ApiError::bad_request)?;
+    let group: Grouping = match request.group.as_deref() {
+        None => Grouping::Folder,
+        Some(name) => name
+            .parse()
+            .map_err(|e: quire_app::audit::UnknownGrouping| ApiError::bad_request(e.to_string()))?,
+    };
+    blocking(move || {
+        let proposal = quire_app::audit::propose_canvas_live(
+            &state.live,
+            &path,
+            group,
+            "quire serve POST /api/audit/canvas",
+        )?;
+        Ok(Json(json!({ "proposal": proposal })))
     })
     .await
 }

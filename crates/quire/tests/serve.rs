@@ -1872,3 +1872,74 @@ fn the_writing_tools_answer_over_http_with_proposals_and_write_nothing() {
         "a tool wrote into the vault"
     );
 }
+
+#[test]
+fn the_vault_map_is_a_canvas_proposal_kept_inside_the_vault() {
+    let f = sample();
+    // A folder that leads out of the vault.
+    let outside = f.dir.path().join("outside");
+    fs::create_dir_all(&outside).unwrap();
+    std::os::unix::fs::symlink(&outside, f.vault.join("Elsewhere")).unwrap();
+    let server = serve(quire(&f), &[]);
+    wait_ready(&server, None);
+    let base = &server.url;
+    let canvas = format!("{base}/api/audit/canvas");
+    let before = support::file_hashes(&f.vault);
+
+    let (status, text) = post(&canvas, "{}", Some("application/json"));
+    assert_eq!(status, 200, "{text}");
+    let made: Value = serde_json::from_str(&text).unwrap();
+    let proposal = &made["proposal"];
+    assert_eq!(proposal["status"], "pending");
+    assert_eq!(proposal["changes"][0]["path"], "Vault map.canvas", "{made}");
+    assert_eq!(
+        support::file_hashes(&f.vault),
+        before,
+        "nothing written yet"
+    );
+
+    let id = proposal["id"].as_str().unwrap();
+    let (status, text) = post(
+        &format!("{base}/api/proposals/{id}/apply"),
+        "{}",
+        Some("application/json"),
+    );
+    assert_eq!(status, 200, "{text}");
+    let map: Value =
+        serde_json::from_str(&fs::read_to_string(f.vault.join("Vault map.canvas")).unwrap())
+            .unwrap();
+    let files: Vec<&str> = map["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|n| n["file"].as_str())
+        .collect();
+    assert!(
+        files.contains(&"Resources/Sourdough Starter.md"),
+        "{files:?}"
+    );
+    assert!(!map["edges"].as_array().unwrap().is_empty());
+    // Grouped by component, at another name: groups are the link graph's components.
+    let (status, text) = post(
+        &canvas,
+        &json!({"path": "Areas/Links.canvas", "group": "component"}).to_string(),
+        Some("application/json"),
+    );
+    assert_eq!(status, 200, "{text}");
+
+    // Out of the vault (through a linked folder or `..`), not a canvas, an unknown grouping.
+    for (body, code) in [
+        (
+            json!({"path": "Elsewhere/map.canvas"}),
+            "path_outside_vault",
+        ),
+        (json!({"path": "../map.canvas"}), "path_outside_vault"),
+        (json!({"path": "map.md"}), "bad_request"),
+        (json!({"group": "colour"}), "bad_request"),
+    ] {
+        let (status, text) = post(&canvas, &body.to_string(), Some("application/json"));
+        assert_eq!(status, 400, "{body}: {text}");
+        assert!(text.contains(code), "{body}: {text}");
+    }
+    assert_eq!(fs::read_dir(&outside).unwrap().count(), 0);
+}
