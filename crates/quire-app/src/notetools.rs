@@ -199,6 +199,26 @@ pub enum Selection {
     Body,
 }
 
+impl Selection {
+    /// The selection a face was given: `lines` as `A-B` or `A` (1-based, inclusive), or a
+    /// `heading`, or neither for the whole body; both is an error.
+    pub fn of(lines: Option<&str>, heading: Option<&str>) -> Result<Selection, AppError> {
+        let bad = |message: String| AppError::bad_arguments("transform", message);
+        match (lines, heading) {
+            (Some(lines), None) => {
+                let (a, b) = lines.split_once('-').unwrap_or((lines, lines));
+                match (a.trim().parse(), b.trim().parse()) {
+                    (Ok(a), Ok(b)) => Ok(Selection::Lines(a, b)),
+                    _ => Err(bad(format!("`lines` takes A-B or A, not `{lines}`"))),
+                }
+            }
+            (None, Some(heading)) => Ok(Selection::Heading(heading.to_string())),
+            (None, None) => Ok(Selection::Body),
+            (Some(_), Some(_)) => Err(bad("give `lines` or `heading`, not both".to_string())),
+        }
+    }
+}
+
 /// The selection's lines in `note`.
 fn selected_lines(note: &Note, selection: &Selection) -> Result<(usize, usize), String> {
     match selection {

@@ -167,18 +167,7 @@ pub(crate) async fn transform(
 ) -> Result<Json<Value>, ApiError> {
     let request = body(request)?;
     let instruction = instruction(request.preset.as_deref(), request.instruction.as_deref())?;
-    let selection = match (&request.lines, &request.heading) {
-        (Some(lines), None) => {
-            let (a, b) = lines.split_once('-').unwrap_or((lines, lines));
-            match (a.trim().parse(), b.trim().parse()) {
-                (Ok(a), Ok(b)) => Selection::Lines(a, b),
-                _ => return Err(bad(format!("`lines` takes A-B or A, not `{lines}`"))),
-            }
-        }
-        (None, Some(heading)) => Selection::Heading(heading.clone()),
-        (None, None) => Selection::Body,
-        (Some(_), Some(_)) => return Err(bad("give `lines` or `heading`, not both")),
-    };
+    let selection = Selection::of(request.lines.as_deref(), request.heading.as_deref())?;
     with_slot(state, move |state| {
         let path = resolve_note_path(&state.live, &request.note)?;
         let proposal = notetools::transform(

@@ -200,17 +200,8 @@ pub(crate) fn transform(
     out: &mut String,
 ) -> Result<ExitCode> {
     let instruction = instruction_of(flags.preset, flags.instruction)?;
-    let selection = match (flags.lines, flags.heading) {
-        (Some(lines), _) => {
-            let (a, b) = lines.split_once('-').unwrap_or((lines, lines));
-            match (a.trim().parse(), b.trim().parse()) {
-                (Ok(a), Ok(b)) => Selection::Lines(a, b),
-                _ => bail!("--lines takes A-B or A, not `{lines}`"),
-            }
-        }
-        (None, Some(heading)) => Selection::Heading(heading.to_string()),
-        (None, None) => Selection::Body,
-    };
+    // clap keeps --lines and --heading apart; --lines wins as before if both ever came.
+    let selection = Selection::of(flags.lines, flags.heading.filter(|_| flags.lines.is_none()))?;
     let (path, _, reader) = note_and_vault(cli, flags.note)?;
     let model = chat_model()?;
     let store = crate::proposals::open(cli)?;
