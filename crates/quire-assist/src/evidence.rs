@@ -21,6 +21,7 @@
 //! ([`quire_embed::Calibration::weak_answer_cosine`]; [`WEAK_COSINE`] for e5-small) or a word is
 //! unmatched, with vectors; without them, when the coverage is below [`WEAK_COVERAGE`].
 
+pub(crate) use quire_vault::parse::is_cjk;
 use serde::Serialize;
 
 use crate::context::Passage;
@@ -284,10 +285,6 @@ pub(crate) fn tokens(text: &str) -> Vec<String> {
 
 pub(crate) fn stem(word: &str) -> String {
     word.chars().take(5).collect()
-}
-
-pub(crate) fn is_cjk(c: char) -> bool {
-    matches!(c as u32, 0x3040..=0x30ff | 0x3400..=0x4dbf | 0x4e00..=0x9fff | 0xac00..=0xd7af)
 }
 
 /// The share of `wanted` stems found in `text`.

@@ -27,6 +27,7 @@
 //! assert_eq!(terms[1][0].term, "runs");
 //! ```
 
+use quire_vault::parse::is_cjk;
 use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
@@ -202,10 +203,6 @@ pub fn terms_of(text: &str) -> impl Iterator<Item = String> + '_ {
 }
 
 /// Han ideographs, hiragana and katakana: scripts written without spaces between words.
-fn is_cjk(c: char) -> bool {
-    matches!(c,
-        '\u{3040}'..='\u{30FF}' | '\u{3400}'..='\u{4DBF}' | '\u{4E00}'..='\u{9FFF}' | '\u{F900}'..='\u{FAFF}')
-}
 
 /// The overlapping character pairs of each CJK run of `word` (a lone character stands alone;
 /// pairs of hiragana are left out), and its other runs as lowercase words.
