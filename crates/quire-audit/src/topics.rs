@@ -202,8 +202,6 @@ pub fn terms_of(text: &str) -> impl Iterator<Item = String> + '_ {
         .filter(|w| STOPWORDS.binary_search(&w.as_str()).is_err())
 }
 
-/// Han ideographs, hiragana and katakana: scripts written without spaces between words.
-
 /// The overlapping character pairs of each CJK run of `word` (a lone character stands alone;
 /// pairs of hiragana are left out), and its other runs as lowercase words.
 fn cjk_pairs(word: &str) -> Vec<String> {
