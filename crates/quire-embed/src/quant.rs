@@ -137,6 +137,49 @@ impl QDense {
         })
     }
 
+    /// This 8-bit layer with its weights rounded again to `bits` bits per block of 32 (symmetric
+    /// levels −2^(bits−1) … 2^(bits−1)−1, the block's scale `max|w| / (2^(bits−1)−1)`): what a file
+    /// of `bits`-bit weights would compute, kept in the same bytes, for measuring the quality such
+    /// a file would cost (`docs/benchmarks.md`). A layer of 4-bit weights is returned as it is.
+    pub fn requantized(&self, bits: u32) -> QDense {
+        let mut values = self.nibbles.to_vec();
+        let mut scales = self.scales.clone();
+        if self.zero == 128 && (2..8).contains(&bits) {
+            let top = ((1i32 << (bits - 1)) - 1) as f32;
+            let blocks = self.inp / BLOCK;
+            for at in 0..self.out / TILE * blocks {
+                for lane in 0..TILE {
+                    let base = at * TILE_BLOCK + lane * 4;
+                    let index = |k: usize| base + (k / 4) * TILE * 4 + k % 4;
+                    let scale = self.scales[at * TILE + lane];
+                    let w: Vec<f32> = (0..BLOCK)
+                        .map(|k| (i32::from(values[index(k)]) - self.zero) as f32 * scale)
+                        .collect();
+                    let max = w.iter().fold(0f32, |m, x| m.max(x.abs()));
+                    let step = if max > 0.0 { max / top } else { 0.0 };
+                    for (k, w) in w.iter().enumerate() {
+                        let q = if step > 0.0 {
+                            (w / step).round().clamp(-top - 1.0, top) as i32
+                        } else {
+                            0
+                        };
+                        values[index(k)] = (q + self.zero) as u8;
+                    }
+                    scales[at * TILE + lane] = step;
+                }
+            }
+        }
+        QDense {
+            out: self.out,
+            inp: self.inp,
+            nibbles: Packed::Owned(values),
+            zero: self.zero,
+            scales,
+            b: self.b.clone(),
+            amx: std::sync::OnceLock::new(),
+        }
+    }
+
     /// Stacks layers with the same input and zero point into one whose outputs follow each
     /// other (tiles are whole outputs, so the packed arrays simply follow each other too).
     pub fn stack(parts: impl IntoIterator<Item = QDense>) -> QDense {
@@ -493,6 +536,33 @@ mod tests {
         let mut w = vec![0f32; out * inp];
         crate::e5s1::dequantize_q4_0(q4, &mut w);
         w
+    }
+
+    #[test]
+    fn requantized_weights_keep_their_blocks_to_the_new_step() {
+        let (out, inp) = (32, 64);
+        let values: Vec<u8> = (0..out * inp).map(|i| ((i * 37) % 255) as u8 + 1).collect();
+        let scales: Vec<f32> = (0..out * inp / BLOCK)
+            .map(|i| 0.001 + 0.0005 * (i % 7) as f32)
+            .collect();
+        let q8 = QDense::from_q8_tiles(Packed::Owned(values), scales, out, inp).unwrap();
+        let same = q8.requantized(8);
+        assert_eq!(&*same.nibbles, &*q8.nibbles, "8 bits keep the weights");
+        let q4 = q8.requantized(4);
+        for o in 0..out {
+            let block_max = |k0: usize| {
+                (k0..k0 + BLOCK)
+                    .map(|k| q8.weight(o, k).abs())
+                    .fold(0f32, f32::max)
+            };
+            for k in 0..inp {
+                let step = block_max(k / BLOCK * BLOCK) / 7.0;
+                let (a, b) = (q8.weight(o, k), q4.weight(o, k));
+                assert!((a - b).abs() <= step / 2.0 + 1e-6, "{o},{k}: {a} vs {b}");
+            }
+        }
+        // Sixteen levels at most: stored values stay within the zero point's -8..7.
+        assert!(q4.nibbles.iter().all(|&v| (120..=135).contains(&v)));
     }
 
     #[test]

@@ -141,6 +141,7 @@ pub fn evaluate(
     cache_dir: Option<&Path>,
     variants: &[(String, Fusion)],
     written: &HashMap<String, String>,
+    dims: &[usize],
 ) -> Result<EvalReport, SearchError> {
     // The default fusion with the semantic weight measured for this model.
     let default =
@@ -169,6 +170,31 @@ pub fn evaluate(
     let matrix = match embedder {
         Some(e) => Some(corpus_vectors(set, e, cache_dir)?),
         None => None,
+    };
+    // The same vectors cut to their first `d` values and normalised again (a Matryoshka model
+    // such as EmbeddingGemma is trained to be read this way), to measure what a smaller index
+    // would cost in quality.
+    let cut: Vec<(usize, VectorMatrix)> = match &matrix {
+        Some(m) => dims
+            .iter()
+            .filter(|&&d| d > 0 && d < m.dimension)
+            .map(|&d| {
+                let mut data = Vec::with_capacity(m.len() * d);
+                for i in 0..m.len() {
+                    data.extend(truncated(m.row(i), d));
+                }
+                let keys = m.keys.clone();
+                (
+                    d,
+                    VectorMatrix {
+                        keys,
+                        data,
+                        dimension: d,
+                    },
+                )
+            })
+            .collect(),
+        None => Vec::new(),
     };
     let mut sums: BTreeMap<String, [f64; 4]> = BTreeMap::new();
     let mut times: BTreeMap<String, Vec<f64>> = BTreeMap::new();
@@ -213,6 +239,17 @@ pub fn evaluate(
                     ranked = fuse_documents(&bm25, &nearest(&moved), *fusion);
                 }
                 runs.push((name.clone(), ranked, bm25_ms + vector_ms + ms(started)));
+            }
+            for (d, small) in &cut {
+                let started = std::time::Instant::now();
+                let vector: Vec<(String, f32)> = top_k(small.scores(&truncated(&q, *d)), 100)
+                    .into_iter()
+                    .map(|(i, s)| (small.keys[i].0.clone(), s))
+                    .collect();
+                let took = ms(started);
+                runs.push((format!("vector[d={d}]"), keys(&vector), took));
+                let ranked = fuse_documents(&bm25, &vector, default);
+                runs.push((format!("hybrid[d={d}]"), ranked, bm25_ms + took));
             }
             if let Some(passage) = written.get(text) {
                 // query2doc, as `ask --expand` searches: BM25 on the query and the passage, the
@@ -298,6 +335,16 @@ fn fuse_documents(bm25: &[(String, f32)], vector: &[(String, f32)], fusion: Fusi
 }
 
 /// The corpus embedded as passages (`title text`), from the cache when possible.
+/// The first `d` values of `v`, normalised to unit length.
+fn truncated(v: &[f32], d: usize) -> Vec<f32> {
+    let mut out = v[..d.min(v.len())].to_vec();
+    let norm = out.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        out.iter_mut().for_each(|x| *x /= norm);
+    }
+    out
+}
+
 fn corpus_vectors(
     set: &TestSet,
     embedder: &dyn Embedder,

@@ -26,7 +26,15 @@ pub(crate) fn test_set(
         title: title_boost,
         ..Default::default()
     };
-    let embedder = load_embedder(cli)?;
+    let embedder = match weight_bits()? {
+        Some(bits) => {
+            let path = quire_embed::default_gemma_path();
+            let model = quire_embed::GemmaModel::load_with_bits(&path, 768, bits)
+                .with_context(|| format!("cannot load {}", path.display()))?;
+            Some(std::sync::Arc::new(model) as std::sync::Arc<dyn quire_embed::Embedder>)
+        }
+        None => load_embedder(cli)?,
+    };
     let cache = dirs_cache();
     let written = if embedder.is_some() {
         hypothetical_answers(set.queries.iter().map(|(_, text)| text.as_str()))?
@@ -40,6 +48,7 @@ pub(crate) fn test_set(
         Some(&cache),
         &fusion_variants()?,
         &written,
+        &dimensions()?,
     )?;
     if cli.json {
         print_json(out, &report);
@@ -75,6 +84,34 @@ pub(crate) fn test_set(
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// EmbeddingGemma with its weights rounded to fewer bits (`QUIRE_GEMMA_BITS=4`, for measuring
+/// what a smaller file would cost, not a setting; see `GemmaModel::load_with_bits`).
+fn weight_bits() -> Result<Option<u32>> {
+    let Ok(bits) = std::env::var("QUIRE_GEMMA_BITS") else {
+        return Ok(None);
+    };
+    match bits.trim().parse::<u32>() {
+        Ok(b) if (2..=8).contains(&b) => Ok(Some(b)),
+        _ => bail!("QUIRE_GEMMA_BITS takes 2 to 8, not `{bits}`"),
+    }
+}
+
+/// Shorter vectors to measure (`QUIRE_DIMS=512,256`, for measuring, not a setting): the corpus
+/// and query vectors cut to that many values and normalised again, as rows `vector[d=512]` and
+/// `hybrid[d=512]`.
+fn dimensions() -> Result<Vec<usize>> {
+    let Ok(list) = std::env::var("QUIRE_DIMS") else {
+        return Ok(Vec::new());
+    };
+    list.split(',')
+        .map(|d| {
+            d.trim()
+                .parse::<usize>()
+                .map_err(|e| anyhow::anyhow!("QUIRE_DIMS: `{d}`: {e}"))
+        })
+        .collect()
 }
 
 /// The hybrid fusions to compare with the default, from `QUIRE_FUSION` (names separated by
