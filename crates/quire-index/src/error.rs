@@ -47,10 +47,10 @@ pub enum IndexError {
     /// The embedding model failed to embed chunk texts.
     #[error(transparent)]
     Embed(#[from] quire_embed::EmbedError),
-    /// The model's embedding space is not the one the index's vectors are in (a sync refuses
-    /// it unless asked to rebuild).
+    /// The model's embedding space is not the one the index's vectors are in: a search cannot
+    /// compare vectors until a sync has embedded the notes with the configured model.
     #[error(
-        "the index holds embeddings of another space ({stored}) than the configured model ({configured}); nothing was mixed or deleted. Re-embed with `quire index --rebuild` (old vectors stay cached), or configure the model the index was built with"
+        "the index holds embeddings of another space ({stored}) than the configured model ({configured}); run `quire index` to embed the notes with the configured model (the old vectors stay cached, so switching back embeds nothing), or configure the model the index was built with"
     )]
     SpaceMismatch {
         /// The index's space, as JSON.

@@ -157,6 +157,9 @@ pub struct SkippedNote {
 /// What a sync did (the `--json` output of `quire index`).
 #[derive(Debug, Clone, Serialize)]
 pub struct SyncStats {
+    /// The model the index's vectors came from, when this sync switched to another one (every
+    /// chunk was embedded again with the configured model, the old vectors kept).
+    pub model_changed_from: Option<String>,
     /// Notes parsed and written because they are new or their content changed.
     pub notes_indexed: usize,
     /// Notes whose file has the same mtime and size, or the same sha256, as when indexed.
@@ -230,8 +233,9 @@ pub struct SyncOptions {
     /// Scan settings from flags, added to the vault's config file (the index directory is always
     /// skipped).
     pub open: OpenOptions,
-    /// Re-read every note and rebuild the full-text index; with an embedder of another space,
-    /// switch the index to that space (vectors of the old space stay cached).
+    /// Re-read every note and rebuild the full-text index. (An embedder of another space than
+    /// the index's switches it to that space with or without it: see
+    /// [`SyncStats::model_changed_from`].)
     pub rebuild: bool,
     /// The model that embeds new chunk texts; without one the index is BM25-only.
     pub embedder: Option<std::sync::Arc<dyn quire_embed::Embedder>>,
@@ -274,7 +278,7 @@ pub fn sync(
     let generation = store.generation()?;
 
     let space = options.embedder.as_ref().map(|e| e.space());
-    check_space(&store, space.as_ref(), options.rebuild)?;
+    let model_changed = space_change(&store, space.as_ref())?;
     let chunker = quire_vault::chunk::CHUNKER_VERSION.to_string();
     let chunker_changed = store.meta(CHUNKER_KEY)?.is_some_and(|v| v != chunker);
     let rebuild_all = options.rebuild || chunker_changed;
@@ -503,6 +507,7 @@ pub fn sync(
             })
             .collect(),
         documents_not_retried: not_retried,
+        model_changed_from: model_changed,
         chunks_total: store.count(crate::store::Table::Chunks)?,
         chunks_embedded: embedded,
         chunks_reused: if options.embedder.is_some() {
@@ -518,26 +523,24 @@ pub fn sync(
     })
 }
 
-/// A configured embedding space other than the index's is an error unless the user asked for a
-/// rebuild (vectors of two models never mix in one index).
-fn check_space(
+/// The model the index's vectors came from, when the configured one is another (the user chose
+/// another model, or fetched the default): this sync embeds every chunk again in the new space.
+/// Vectors are stored by space, so the two never mix: searches read only the configured
+/// space's, and the old ones stay cached (switching back embeds nothing). The index records
+/// the new space before embedding, so an interrupted switch resumes like a first index.
+fn space_change(
     store: &Store,
     space: Option<&quire_embed::EmbeddingSpace>,
-    rebuild: bool,
-) -> Result<(), IndexError> {
-    if let (Some(space), Some(stored)) = (space, store.meta(SPACE_KEY)?)
-        && serde_json::from_str::<quire_embed::EmbeddingSpace>(&stored)
-            .ok()
-            .as_ref()
-            != Some(space)
-        && !rebuild
-    {
-        return Err(IndexError::SpaceMismatch {
-            stored,
-            configured: serde_json::to_string(space).unwrap_or_default(),
-        });
-    }
-    Ok(())
+) -> Result<Option<String>, IndexError> {
+    let (Some(space), Some(stored)) = (space, store.meta(SPACE_KEY)?) else {
+        return Ok(None);
+    };
+    let stored = serde_json::from_str::<quire_embed::EmbeddingSpace>(&stored).ok();
+    Ok(match stored {
+        Some(stored) if &stored == space => None,
+        Some(stored) => Some(stored.model),
+        None => Some("an unreadable space".to_string()),
+    })
 }
 
 /// The full-text index brought to `generation`: rebuilt from the store, or the notes `gone`

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
 use quire_embed::{E5Model, EmbedError, Embedder, EmbeddingSpace, default_e5_path};
-use quire_index::{IndexError, IndexLocation, Store, SyncOptions, sync};
+use quire_index::{IndexLocation, Store, SyncOptions, sync};
 
 fn model() -> Arc<dyn Embedder> {
     static MODEL: OnceLock<Arc<E5Model>> = OnceLock::new();
@@ -129,29 +129,35 @@ impl Embedder for OtherSpace {
 }
 
 #[test]
-fn another_embedding_space_is_refused_until_a_rebuild() {
+fn another_embedding_space_is_embedded_again_and_the_old_vectors_stay_cached() {
     let dir = tempfile::tempdir().unwrap();
     let vault = dir.path().join("v");
     write_vault(&vault);
     let index = IndexLocation::new(dir.path().join("i"));
-    sync(&vault, &index, &options(Arc::new(OtherSpace), false), &()).unwrap();
-    match sync(&vault, &index, &options(model(), false), &()) {
-        Err(IndexError::SpaceMismatch { stored, .. }) => assert!(stored.contains("letter-counts")),
-        other => panic!("expected a space mismatch, got {other:?}"),
-    }
-    let store = Store::open(&index.store_path()).unwrap();
+    let first = sync(&vault, &index, &options(Arc::new(OtherSpace), false), &()).unwrap();
+    assert_eq!(first.model_changed_from, None);
+    // Another model: every chunk is embedded again in its space, without a rebuild.
+    let switched = sync(&vault, &index, &options(model(), false), &()).unwrap();
     assert_eq!(
-        store.count(quire_index::store::Table::Embeddings).unwrap(),
-        5,
-        "nothing deleted or added by the refused run"
+        switched.model_changed_from.as_deref(),
+        Some("letter-counts")
     );
-    drop(store);
-    let rebuilt = sync(&vault, &index, &options(model(), true), &()).unwrap();
-    assert_eq!(rebuilt.chunks_embedded, 5);
+    assert_eq!(switched.chunks_embedded, 5);
+    assert_eq!(
+        switched.notes_indexed, 0,
+        "the notes themselves are not read again"
+    );
     let store = Store::open(&index.store_path()).unwrap();
     assert_eq!(
         store.count(quire_index::store::Table::Embeddings).unwrap(),
         10,
         "old vectors stay cached"
     );
+    drop(store);
+    // The same model again: nothing to do. Back to the first: nothing embedded either.
+    let again = sync(&vault, &index, &options(model(), false), &()).unwrap();
+    assert_eq!((again.model_changed_from, again.chunks_embedded), (None, 0));
+    let back = sync(&vault, &index, &options(Arc::new(OtherSpace), false), &()).unwrap();
+    assert!(back.model_changed_from.is_some());
+    assert_eq!(back.chunks_embedded, 0, "switching back embeds nothing");
 }

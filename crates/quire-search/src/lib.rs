@@ -368,13 +368,14 @@ impl Searcher {
     }
 
     /// The mode of a search that names none: hybrid when a model is loaded and the index has
-    /// embeddings, else BM25 (so a vault indexed without the model still answers).
+    /// embeddings of its space, else BM25 (so a vault indexed without the model, or with
+    /// another model until `quire index` has embedded it again, still answers).
     pub fn default_mode(&self) -> Result<Mode, SearchError> {
-        Ok(if self.embedder.is_some() && self.space()?.is_some() {
-            Mode::Hybrid
-        } else {
-            Mode::Bm25
-        })
+        let same_space = match (&self.embedder, self.space()?) {
+            (Some(embedder), Some(space)) => space == embedder.space(),
+            _ => false,
+        };
+        Ok(if same_space { Mode::Hybrid } else { Mode::Bm25 })
     }
 
     /// The embedder, checked against the index's space.

@@ -66,6 +66,12 @@ pub(crate) fn index(cli: &Cli, rebuild: bool, out: &mut String) -> Result<ExitCo
             stats.documents_not_retried
         );
     }
+    if let Some(from) = &stats.model_changed_from {
+        outln!(
+            out,
+            "the embedding model changed since the last index (from {from}): the notes were embedded again with the configured one; the old vectors stay cached, so switching back embeds nothing"
+        );
+    }
     outln!(out, "index: {}", location.dir.display());
     if let Some(p) = &published {
         outln!(

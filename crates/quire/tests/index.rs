@@ -523,9 +523,24 @@ fn a_model_folder_indexes_and_searches_in_its_own_space() {
         paths.contains(&"Resources/Sourdough Starter.md"),
         "{paths:?}"
     );
-    // The default model on this index is another space: refused, with the way out.
-    let other = with(&quire_embed_path(), &["index"]);
-    assert!(!other.status.success());
-    let message = String::from_utf8_lossy(&other.stderr);
-    assert!(message.contains("rebuild"), "{message}");
+    // Another model on this index: searches fall back to words until the notes are embedded
+    // again, and `index` embeds them again, saying so.
+    let before = json(&with(
+        &quire_embed_path(),
+        &["search", "keeping my levain alive and bubbly"],
+    ));
+    assert_eq!(before["mode"], "bm25", "{before}");
+    let switched = json(&with(&quire_embed_path(), &["index"]));
+    assert!(
+        switched["model_changed_from"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("all-MiniLM-L6-v2@")),
+        "{switched}"
+    );
+    assert_eq!(switched["chunks_embedded"], switched["chunks_total"]);
+    let after = json(&with(
+        &quire_embed_path(),
+        &["search", "keeping my levain alive and bubbly"],
+    ));
+    assert_eq!(after["mode"], "hybrid", "{after}");
 }
