@@ -367,6 +367,125 @@ export interface BatchResult {
 /** What `POST /api/transform` and `/api/batch` do to the text: a preset or an instruction. */
 export type TransformChoice = { preset: string } | { instruction: string };
 
+/** A topic cluster of `POST /api/audit/deep`: notes close in meaning, and the words that set them apart. */
+export interface NamedCluster {
+  /** 1-based, largest cluster first; `POST /api/moc` takes it. */
+  id: number;
+  /** The language model's name for it, else its first distinctive terms (`rust, error, ownership`). */
+  name: string;
+  named_by_model: boolean;
+  /** Its most distinctive terms, heaviest first. */
+  terms: string[];
+  /** Its notes, closest to its centre first. */
+  notes: string[];
+}
+
+/** The clustering behind the clusters (`topics` of `POST /api/audit/deep`). */
+export interface TopicReport {
+  k: number;
+  notes_clustered: number;
+  /** Notes the index has no vector for. */
+  without_vectors: string[];
+  /** Maps of content, left out on purpose (they are about every topic they list). */
+  maps_left_out: string[];
+}
+
+/** What the deep audit's map sends (or would send). */
+export interface AuditPlan {
+  notes: number;
+  /** Notes whose record the server has cached: nothing is sent for them. */
+  cached: number;
+  to_send: number;
+  requests: number;
+  estimated_tokens: number;
+}
+
+/** What the deep audit's map did. */
+export interface AuditMapOutcome {
+  requests: number;
+  from_cache: number;
+  /** Batches whose reply never validated: their notes, and why. */
+  failed: { paths: string[]; reason: string }[];
+  repaired: number;
+  invented_links: number;
+  cancelled: boolean;
+  budget_reached: boolean;
+}
+
+/** A note the language model found weak. */
+export interface QualityFinding {
+  path: string;
+  /** 1 to 5. */
+  score: number;
+  issues: string[];
+}
+
+/** A recommendation or a step of the action plan, with the notes it is about. */
+export interface AuditItem {
+  text: string;
+  notes: string[];
+}
+
+/** `POST /api/audit/deep` (the fields the plugin reads; `structural` is the audit the findings inbox shows). */
+export interface DeepAuditReport {
+  /** The language model, when the server has one. */
+  model: string | null;
+  /** With a model: what the map sends (or would send). */
+  plan: AuditPlan | null;
+  dry_run: boolean;
+  topics: TopicReport | null;
+  /** Why there are no clusters (no embeddings). */
+  topics_unavailable: string | null;
+  clusters: NamedCluster[];
+  map: AuditMapOutcome | null;
+  quality_findings: QualityFinding[];
+  recommendations: AuditItem[];
+  action_plan: AuditItem[];
+  reduce_requests: number;
+  /** Why the vault-wide review gave nothing. */
+  reduce_error: string | null;
+  dropped_paths: number;
+  /** What this run could not do without a model. */
+  needs_model: string[];
+}
+
+/** A map of content `POST /api/moc` proposed. */
+export interface MocMade {
+  cluster: number;
+  label: string;
+  title: string;
+  /** The note it creates. */
+  path: string;
+  notes: number;
+  sub_topics: string[];
+  /** The pending proposal's id. */
+  proposal: string;
+}
+
+/** A cluster `POST /api/moc` made no map for, and why. */
+export interface MocSkipped {
+  cluster: number;
+  label: string;
+  notes: number;
+  /** `already_mapped`, `pending` or `too_small`. */
+  reason: string;
+  /** With `already_mapped`: the note that maps it, and how many of the cluster's notes it links to. */
+  mapped_by?: string;
+  link?: string;
+  linked?: number;
+  /** With `pending`: the proposal that maps the same notes. */
+  proposal?: string;
+}
+
+/** `POST /api/moc`. */
+export interface MocResult {
+  proposals: MocMade[];
+  skipped: MocSkipped[];
+}
+
+/** How `POST /api/audit/canvas` groups the notes: by folder, or by the link graph's components. */
+export type CanvasGrouping = "folder" | "component";
+
 /** `POST /api/proposals`: the arguments of `propose_note_change`. */
 export interface NewProposal {
   path: string;
@@ -592,6 +711,25 @@ export class QuireClient {
   /** Takes a finding out of the inbox for `days` days (1 to 365); resolves with the day it comes back. */
   snoozeFinding(id: string, days: number): Promise<{ id: string; until: string }> {
     return this.post<{ id: string; until: string }>(`/api/findings/${encodeURIComponent(id)}/snooze`, { days });
+  }
+
+  /**
+   * `POST /api/audit/deep`. A dry run sends nothing to a model: the topic clusters, and with a
+   * model the plan. A run (`dryRun` false) reviews every note with the model and answers when it
+   * is done (minutes on a large vault); `signal` stops the wait, not the server's work.
+   */
+  deepAudit(dryRun: boolean, signal: AbortSignal): Promise<DeepAuditReport> {
+    return this.postCancellable<DeepAuditReport>("/api/audit/deep", dryRun ? { dry_run: true } : {}, signal);
+  }
+
+  /** A map of content for the topic cluster `cluster`, made as a pending proposal (or skipped, with the reason). */
+  moc(cluster: number): Promise<MocResult> {
+    return this.post<MocResult>("/api/moc", { cluster });
+  }
+
+  /** The vault's JSON Canvas map (`Vault map.canvas`), made as a pending proposal. */
+  async canvasMap(group: CanvasGrouping): Promise<Proposal> {
+    return (await this.post<{ proposal: Proposal }>("/api/audit/canvas", { group })).proposal;
   }
 
   split(note: string, signal: AbortSignal): Promise<SplitResult> {

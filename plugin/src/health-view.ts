@@ -8,10 +8,14 @@
  * Each GET is a look the server records (what is new is new since the previous one), so the view
  * asks only when it opens and when Refresh is clicked, never on a timer; a dismissed or snoozed
  * row is taken out of the list here, without asking again.
+ *
+ * Under the findings: the vault's topics (with a map of content for each), the vault map, and
+ * the deep audit with a language model (see `health-audit.ts`).
  */
 import { ItemView, Notice, type WorkspaceLeaf } from "obsidian";
 import { QuireError, type Finding, type FindingsInbox } from "./api";
 import { countsLine, groupByKind, messagePieces, newSinceLine, placeLabel, sectionHeading, SNOOZE_DAYS, snoozeLabel } from "./findings";
+import { AuditSections } from "./health-audit";
 import type { QuireHost } from "./host";
 
 export const HEALTH_VIEW = "quire-health";
@@ -24,6 +28,7 @@ export class HealthView extends ItemView {
   private countsEl!: HTMLElement;
   private sectionsEl!: HTMLElement;
   private refreshButton!: HTMLButtonElement;
+  private audit: AuditSections | null = null;
   private sequence = 0;
   /** What the list holds now: the rows left, and the counts as decided here since the last look. */
   private shown = 0;
@@ -62,8 +67,10 @@ export class HealthView extends ItemView {
     this.newSinceEl = root.createDiv({ cls: "quire-pane-info quire-health-new-since" });
     this.countsEl = root.createDiv({ cls: "quire-pane-info quire-health-counts" });
     this.sectionsEl = root.createDiv({ cls: "quire-health-sections" });
+    this.audit = new AuditSections(root.createDiv({ cls: "quire-health-audit" }), this.host);
     this.registerEvent(
       this.host.events.on("quire:state", () => {
+        this.audit?.stateChanged();
         if (this.unreachable && this.host.connectionState().kind === "online") void this.refresh();
       }),
     );
@@ -72,11 +79,17 @@ export class HealthView extends ItemView {
 
   override async onClose(): Promise<void> {
     this.sequence++;
+    this.audit?.close();
+    this.audit = null;
     this.contentEl.empty();
   }
 
-  /** Looks again: asks the server for the inbox (a run it records) and shows it. */
+  /** Looks again: asks the server for the inbox (a run it records) and shows it, and for the topics. */
   async refresh(): Promise<void> {
+    await Promise.all([this.look(), this.audit?.loadTopics()]);
+  }
+
+  private async look(): Promise<void> {
     const sequence = ++this.sequence;
     this.refreshButton.disabled = true;
     this.newSinceEl.removeClass("is-error");

@@ -1,6 +1,7 @@
 /**
  * Opening a note the server named at the lines it named: in the editor, with the cursor on the
- * first line and the range scrolled into the middle of the view.
+ * first line and the range scrolled into the middle of the view; and a file the server just
+ * wrote (the vault map's canvas), once Obsidian has noticed it.
  */
 import { type App, MarkdownView, Notice } from "obsidian";
 import type { LineRange } from "./host";
@@ -21,4 +22,31 @@ export async function openNoteAt(app: App, path: string, lines?: LineRange): Pro
   const from = { line: Math.min(line, editor.lastLine()), ch: 0 };
   editor.setCursor(from);
   editor.scrollIntoView({ from, to: { line: last, ch: editor.getLine(last).length } }, true);
+}
+
+/** How long a file just written by the server may take to reach Obsidian's vault (its watcher), in milliseconds. */
+const WRITTEN_FILE_WAIT_MS = 5_000;
+
+/**
+ * Opens a file the server just wrote (a canvas map) in a new tab, once Obsidian's vault has
+ * noticed it. Resolves with whether it opened.
+ */
+export async function openWrittenFile(app: App, path: string, waitMs = WRITTEN_FILE_WAIT_MS): Promise<boolean> {
+  const until = Date.now() + waitMs;
+  let file = app.vault.getFileByPath(path);
+  while (!file && Date.now() < until) {
+    await new Promise((resolve) => window.setTimeout(resolve, 100));
+    file = app.vault.getFileByPath(path);
+  }
+  if (!file) {
+    new Notice(`${path} was written; open it from the file explorer.`);
+    return false;
+  }
+  try {
+    await app.workspace.getLeaf("tab").openFile(file, { active: true });
+    return true;
+  } catch (error) {
+    new Notice(`${path} was written, and could not be opened: ${String(error)}`);
+    return false;
+  }
 }

@@ -8,7 +8,8 @@
  * Apply is the server's (`POST /api/proposals/{id}/apply`, the only request that writes into the
  * vault). Open editors of the files are saved first and show the new text after (see
  * `editors.ts`); a note that changed since the proposal was made is refused by name, and
- * nothing is written.
+ * nothing is written. A proposal whose only change is a canvas (the vault map) opens it once
+ * applied.
  */
 import { ItemView, Notice, type WorkspaceLeaf } from "obsidian";
 import { QuireError, type FileChange, type Proposal, type ProposalSummary } from "./api";
@@ -16,7 +17,8 @@ import { type DiffRow, fileRows, foldUnchanged, parseUnifiedDiff } from "./diff-
 import { saveEditors, showTextOnDisk } from "./editors";
 import type { ConnectionState } from "./connection";
 import type { QuireHost } from "./host";
-import { changedFile, changeLabel, countLabel, filesLabel, originLabel, proposalAge, remakeAdvice, sourceCandidates } from "./proposals";
+import { openWrittenFile } from "./open-note";
+import { changedFile, changeLabel, countLabel, filesLabel, openAfterApply, originLabel, proposalAge, remakeAdvice, sourceCandidates } from "./proposals";
 
 export const PROPOSALS_VIEW = "quire-proposals";
 
@@ -214,6 +216,9 @@ export class ProposalsView extends ItemView {
         PROBLEM_NOTICE_MS,
       );
     }
+    // A canvas (the vault map) is there to be looked at: it opens once written.
+    const canvas = openAfterApply(proposal.changes, applied.written);
+    if (canvas) await openWrittenFile(this.app, canvas);
   }
 
   private async reject(proposal: Proposal): Promise<void> {

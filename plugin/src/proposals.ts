@@ -89,3 +89,14 @@ export function sourceCandidates(source: string): string[] {
   if (plain && !/\.[a-z0-9]+$/i.test(plain)) candidates.push(`${plain}.md`);
   return [...new Set(candidates.filter((c) => c))];
 }
+
+/**
+ * The file to open once a proposal is applied: the canvas it writes, when a canvas is its only
+ * change (the vault map), else null (a note is not opened: its editor, if open, shows the new text).
+ */
+export function openAfterApply(changes: readonly Pick<FileChange, "path" | "new_path">[], written: readonly string[]): string | null {
+  const [only] = changes;
+  if (changes.length !== 1 || !only) return null;
+  const path = only.new_path ?? only.path;
+  return /\.canvas$/i.test(path) && written.includes(path) ? path : null;
+}

@@ -116,6 +116,8 @@ export interface FakeChat {
   url: string;
   /** The pieces of the next answers, one list per request; the last list repeats. */
   script: string[][];
+  /** When set, the answer to each request, made from it and sent in two pieces (the script is not read). */
+  reply?: (request: FakeChat["requests"][number]) => string;
   /** Milliseconds between pieces. */
   delayMs: number;
   requests: { messages: { role: string; content: string }[]; stream?: boolean }[];
@@ -132,8 +134,11 @@ export function startFakeChat(script: string[][], delayMs = 150): Promise<FakeCh
     request.on("data", (piece: Buffer) => (body += piece.toString("utf8")));
     request.on("end", () => {
       void (async () => {
-        chat.requests.push(JSON.parse(body || "{}") as FakeChat["requests"][number]);
-        const pieces = chat.script.length > 1 ? (chat.script.shift() ?? []) : (chat.script[0] ?? []);
+        const asked = JSON.parse(body || "{}") as FakeChat["requests"][number];
+        chat.requests.push(asked);
+        const replied = chat.reply?.(asked);
+        const pieces =
+          replied !== undefined ? [replied.slice(0, 1), replied.slice(1)] : chat.script.length > 1 ? (chat.script.shift() ?? []) : (chat.script[0] ?? []);
         let finished = false;
         response.on("close", () => {
           if (!finished) chat.cancelled++;

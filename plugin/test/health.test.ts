@@ -1,12 +1,13 @@
 // The vault health view of the built plugin against a real `quire serve`: the findings inbox by
 // kind, a finding's note opened at its line, Dismiss and Snooze kept across looks by the server,
-// and a link to nowhere written meanwhile marked new with what is new since the last look.
+// and a link to nowhere written meanwhile marked new with what is new since the last look. Without
+// embeddings nor a language model, the topics say why there are none and the deep audit is a line.
 // Each GET of /api/findings is a look the server records, so the tests ask through the view only.
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ServerStatus } from "../src/api";
-import { getJson, loadPlugin, makeVault, startQuire, waitFor, type Loaded, type QuireServer, type TestVault } from "./harness";
+import type { DeepAuditReport, ServerStatus } from "../src/api";
+import { getJson, loadPlugin, postJson, makeVault, startQuire, waitFor, type Loaded, type QuireServer, type TestVault } from "./harness";
 import { MarkdownView, type View } from "./obsidian-shim";
 
 let vault: TestVault;
@@ -110,6 +111,27 @@ describe("vault health", () => {
     expect(place?.textContent).toBe("Areas/Running MOC, line 23");
     expect(place?.dataset.path).toBe("Areas/Running MOC.md");
     expect(place?.dataset.line).toBe("23");
+  });
+
+  it("without embeddings or a language model: the topics say why there are none, and the deep audit is one line", async () => {
+    const view = await shownView();
+    const { status, body } = await postJson(`${server.url}/api/audit/deep`, { dry_run: true });
+    expect(status).toBe(200);
+    const route = body as DeepAuditReport;
+    expect(route.clusters).toEqual([]);
+    expect(route.model).toBeNull();
+    expect(route.topics_unavailable).toMatch(/needs embeddings/);
+    const info = await waitFor(() => {
+      const t = text(view, ".quire-topics-info");
+      return t && t !== "Grouping the notes by meaning…" && t;
+    }, "the topics");
+    expect(info).toBe(`No topics: ${route.topics_unavailable}.`);
+    expect(text(view, ".quire-audit-topics .quire-health-section-title")).toBe("Topics");
+    expect(view.containerEl.querySelectorAll(".quire-topic-row")).toHaveLength(0);
+    expect(text(view, ".quire-audit-deep")).toBe("Deep auditA language model enables the deep audit: a review of every note, recommendations and an action plan.");
+    expect(view.containerEl.querySelector(".quire-deep-start, .quire-deep-run")).toBeNull();
+    // The vault map needs neither.
+    expect(view.containerEl.querySelector(".quire-map-make")?.textContent).toBe("Make the vault map");
   });
 
   it("opens the note at the finding's line", async () => {
