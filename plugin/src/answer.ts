@@ -7,7 +7,7 @@
  * own Markdown renderer after `safeMarkdown`, and every other piece is set as text.
  */
 import { setIcon } from "obsidian";
-import type { AnswerKind, SourceCard } from "./api";
+import type { AnswerKind, DescentTrace, RetrievalReport, SourceCard } from "./api";
 
 const REMOTE_IMAGE = /!(\[[^\]]*\]\(\s*<?(?:[a-z][a-z0-9+.-]*:|\/\/))/gi;
 const REFERENCE_IMAGE = /!(\[[^\]]*\]\[[^\]]*\])/g;
@@ -122,6 +122,47 @@ export function kindLabel(kind: AnswerKind, model: string | null | undefined): s
     case "nothing_found":
       return "Nothing in your notes matched";
   }
+}
+
+/** `text` as a sentence: its first letter capitalised, a full stop at its end. */
+function asSentence(text: string): string {
+  const trimmed = text.trim();
+  const capital = trimmed.charAt(0).toUpperCase() + trimmed.slice(1);
+  return /[.!?…]$/.test(capital) ? capital : `${capital}.`;
+}
+
+/** How a question found its passages, said under its answer. */
+export interface AnsweredBy {
+  /** `Answered by search.`, `Answered by tree descent.`, `Answered by tree descent and search (auto).`, then the server's notes. */
+  text: string;
+  /** The descent's steps, one a line (empty without a descent), for the line's tooltip. */
+  steps: string;
+}
+
+/**
+ * What answered, from the `retrieval` report of the answer: search, tree descent, or both (auto
+ * merges the descent's passages with search's; so does a tree descent when a note it chose had
+ * changed since it was indexed); a descent that read nothing left the answer to search. The
+ * report's notes follow (why auto did not descend, or why the descent fell back), `auto: ` left
+ * out when the line already says auto. Null when the answer has no report (an older server).
+ */
+export function answeredBy(report: RetrievalReport | null | undefined): AnsweredBy | null {
+  if (!report?.retriever) return null;
+  const descent = report.descent ?? null;
+  const descended = descent !== null && descent.sections.length > 0;
+  const searched = !descended || report.retriever === "auto" || descent.stale.length > 0;
+  const by = descended ? (searched ? "tree descent and search" : "tree descent") : "search";
+  const auto = report.retriever === "auto";
+  const sentences = [`Answered by ${by}${auto ? " (auto)" : ""}.`];
+  for (const note of report.notes ?? []) sentences.push(asSentence(auto ? note.replace(/^auto:\s*/, "") : note));
+  if (descent?.stopped) sentences.push(asSentence(`the descent stopped early: ${descent.stopped}`));
+  return { text: sentences.join(" "), steps: descentSteps(descent) };
+}
+
+/** The descent's steps, one a line: what the model was shown, what it chose, and why. */
+function descentSteps(descent: DescentTrace | null): string {
+  if (!descent) return "";
+  return descent.steps.map((step) => `Shown ${step.shown}, chose ${step.chose.join(", ") || "none"}${step.why ? `: ${step.why}` : ""}`).join("\n");
 }
 
 /**

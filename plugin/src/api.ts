@@ -157,6 +157,42 @@ export interface Answer {
   model?: string | null;
   /** The conversation this answer belongs to: sent back with a follow-up question. */
   conversation?: string;
+  /** How the passages were found (the parts the plugin shows). */
+  retrieval?: RetrievalReport;
+}
+
+/** One step of a tree descent: what the model was shown, what it chose and why. */
+export interface DescentStep {
+  /** `folders`, `notes` or `sections`. */
+  kind: string;
+  /** What the model was shown, in a few words (`47 notes`). */
+  shown: string;
+  /** The valid ids it chose, each with what it names (`D12 Resources/Sourdough Starter.md`). */
+  chose: string[];
+  /** Ids it wrote that name nothing shown. */
+  invalid: string[];
+  why: string;
+}
+
+/** What a tree descent did (`retrieval.descent`, when it ran). */
+export interface DescentTrace {
+  steps: DescentStep[];
+  /** The sections read; empty when the descent found nothing. */
+  sections: { path: string; heading_path: string[]; start_line: number; end_line: number }[];
+  /** Chosen notes that changed since they were indexed (searched instead). */
+  stale: string[];
+  requests: number;
+  /** Why the descent stopped early, if it did. */
+  stopped?: string | null;
+}
+
+/** The `retrieval` object of the `done` event of `POST /api/ask`, the parts the plugin reads. */
+export interface RetrievalReport {
+  /** The retriever asked for (`hybrid` when none was). */
+  retriever?: Retriever;
+  /** What the user should know about how the passages were chosen (`auto: search found good evidence, …`). */
+  notes?: string[];
+  descent?: DescentTrace | null;
 }
 
 /** The `done` event of `POST /api/article/ask`: an answer whose sources are the article's lines (`path` is its name). */

@@ -10,10 +10,18 @@
  *
  * "Save as a note" proposes a note of the conversation (each question, its answer, its sources
  * as wikilinks; see `conversation-note.ts`) and opens it in the proposals pane.
+ *
+ * A dropdown beside the question box chooses how the next questions find their passages (the
+ * `retriever`: search, tree descent, auto). It starts on the setting at each new conversation
+ * and keeps the choice for the conversation's next questions; the setting is not changed. Tree
+ * descent and auto need a language model: when the server's status says it has none, they are
+ * disabled, with a tooltip that says so. Under each answer a discreet line says what answered
+ * (the `retrieval` report of the `done` event) and the report's notes (why auto did not descend,
+ * why a descent fell back to search), which are then left out of the warnings above the answer.
  */
 import { Component, ItemView, MarkdownRenderer, Notice, type WorkspaceLeaf } from "obsidian";
-import { abortError, isAbort, QuireError, type Answer, type SourceCard } from "./api";
-import { answerWarnings, kindLabel, linkCitations, openInternalLinks, renderSourceCards, safeMarkdown } from "./answer";
+import { abortError, isAbort, QuireError, type Answer, type Retriever, type SourceCard } from "./api";
+import { answeredBy, answerWarnings, kindLabel, linkCitations, openInternalLinks, renderSourceCards, safeMarkdown } from "./answer";
 import { conversationProposal, type Turn } from "./conversation-note";
 import type { QuireHost } from "./host";
 
@@ -26,11 +34,22 @@ export const ASK_VIEW = "quire-ask";
 const STOPPED_SETTLE_MS = 10_000;
 const BUSY_RETRY_MS = 300;
 
+/** The retrievers of the dropdown: value, label, what it does (its tooltip). */
+const RETRIEVERS: readonly (readonly [Retriever, string, string])[] = [
+  ["hybrid", "Search", "Search finds the passages by their words (and meaning)"],
+  ["tree", "Tree descent", "The language model walks down the vault's outline (folders, notes, headings) to the passages"],
+  ["auto", "Auto", "Search, then tree descent when the evidence is weak or the question is about the vault's structure"],
+];
+const RETRIEVER_TITLE = "How the next question finds its passages (the setting is the default of each new conversation)";
+const NEEDS_MODEL = "Needs a language model on the server, and it has none";
+
 /** The elements of one answer, filled as it arrives. */
 interface AnswerEls {
   meta: HTMLElement;
   warnings: HTMLElement;
   body: HTMLElement;
+  /** What answered: search, tree descent or both. */
+  answeredBy: HTMLElement;
   sources: HTMLElement;
 }
 
@@ -38,6 +57,11 @@ export class AskView extends ItemView {
   private logEl!: HTMLElement;
   private inputEl!: HTMLTextAreaElement;
   private buttonEl!: HTMLButtonElement;
+  private retrieverEl!: HTMLSelectElement;
+  /** Whether the server has a language model, as its status last said; null before it said. */
+  private hasModel: boolean | null = null;
+  /** The dropdown was put on search because the server has no model for the setting (or the choice): a model's return puts the setting back. */
+  private fellBack = false;
   private running: AbortController | null = null;
   /** Owns what the Markdown renderer made for this conversation. */
   private rendered = new Component();
@@ -93,6 +117,12 @@ export class AskView extends ItemView {
     });
     const row = form.createDiv({ cls: "quire-ask-row" });
     row.createSpan({ cls: "quire-hint", text: "Enter asks; shift+enter starts a new line. A question follows on from the answers above." });
+    this.retrieverEl = row.createEl("select", { cls: "dropdown quire-ask-retriever", attr: { "aria-label": "How the question finds passages", title: RETRIEVER_TITLE } });
+    for (const [value, label, tooltip] of RETRIEVERS) this.retrieverEl.createEl("option", { text: label, value, attr: { title: tooltip } });
+    this.retrieverEl.addEventListener("change", () => (this.fellBack = false));
+    this.registerEvent(this.host.events.on("quire:state", () => this.serverChanged()));
+    this.serverChanged();
+    this.resetRetriever();
     this.buttonEl = row.createEl("button", { cls: "mod-cta quire-ask-button", text: "Ask", attr: { type: "button" } });
     this.buttonEl.addEventListener("click", () => {
       if (this.running) this.stop();
@@ -122,9 +152,51 @@ export class AskView extends ItemView {
     this.generation++;
     this.conversation = null;
     this.turns = [];
+    this.resetRetriever();
     this.removeChild(this.rendered);
     this.rendered = this.addChild(new Component());
     this.logEl.empty();
+  }
+
+  /** The dropdown back on the setting (search when the setting needs a model the server does not have). */
+  private resetRetriever(): void {
+    const setting = this.host.settings.retriever || "hybrid";
+    this.fellBack = !this.offered(setting);
+    this.retrieverEl.value = this.fellBack ? "hybrid" : setting;
+  }
+
+  /** Whether the dropdown offers `retriever` now: tree descent and auto only when the server may have a model. */
+  private offered(retriever: Retriever): boolean {
+    return retriever === "hybrid" || this.hasModel !== false;
+  }
+
+  /** The server's status changed: tree descent and auto follow whether it has a language model. */
+  private serverChanged(): void {
+    const state = this.host.connectionState();
+    // Offline or connecting (or a status without the field), nothing is said: what was last said stands.
+    if ((state.kind !== "online" && state.kind !== "indexing") || state.status.llm === undefined) return;
+    const hasModel = Boolean(state.status.llm);
+    if (hasModel === this.hasModel) return;
+    this.hasModel = hasModel;
+    for (const option of Array.from(this.retrieverEl.options)) {
+      const entry = RETRIEVERS.find(([value]) => value === option.value);
+      if (!entry) continue;
+      const offered = this.offered(entry[0]);
+      option.disabled = !offered;
+      option.title = offered ? entry[2] : NEEDS_MODEL;
+    }
+    this.retrieverEl.title = hasModel ? RETRIEVER_TITLE : `${RETRIEVER_TITLE}. Tree descent and auto need a language model on the server, and it has none.`;
+    if (hasModel && this.fellBack) this.resetRetriever();
+    else if (!this.offered(this.retriever())) {
+      this.retrieverEl.value = "hybrid";
+      this.fellBack = true;
+    }
+  }
+
+  /** The retriever the dropdown shows. */
+  private retriever(): Retriever {
+    const value = this.retrieverEl.value;
+    return value === "tree" || value === "auto" ? value : "hybrid";
   }
 
   private stop(): void {
@@ -154,10 +226,12 @@ export class AskView extends ItemView {
     const turnEl = this.logEl.createDiv({ cls: "quire-turn" });
     turnEl.createDiv({ cls: "quire-question", text: question });
     const answerEl = turnEl.createDiv({ cls: "quire-answer" });
+    const retriever = this.retriever();
     const els: AnswerEls = {
-      meta: answerEl.createDiv({ cls: "quire-answer-meta", text: "Retrieving passages…" }),
+      meta: answerEl.createDiv({ cls: "quire-answer-meta", text: retriever === "tree" ? "Descending the vault's outline…" : "Retrieving passages…" }),
       warnings: answerEl.createEl("ul", { cls: "quire-warnings" }),
       body: answerEl.createDiv({ cls: "quire-answer-body is-streaming" }),
+      answeredBy: answerEl.createDiv({ cls: "quire-answered-by" }),
       sources: answerEl.createEl("ul", { cls: "quire-sources" }),
     };
     const controller = new AbortController();
@@ -174,7 +248,7 @@ export class AskView extends ItemView {
     try {
       let answer: Answer;
       try {
-        answer = await this.send(question, els, onText, controller.signal);
+        answer = await this.send(question, retriever, els, onText, controller.signal);
       } catch (error) {
         if (!this.conversation || !(error instanceof QuireError) || error.status !== 404 || error.code !== "not_found") throw error;
         // The server no longer has the conversation: say so above this question, and ask it anew.
@@ -185,7 +259,7 @@ export class AskView extends ItemView {
             text: "The conversation above has ended on the server (quire keeps one for an hour after its last answer, while it runs). This question starts a new one.",
           }),
         );
-        answer = await this.send(question, els, onText, controller.signal);
+        answer = await this.send(question, retriever, els, onText, controller.signal);
       }
       if (generation !== this.generation) return;
       if (answer.conversation) this.conversation = answer.conversation;
@@ -209,10 +283,10 @@ export class AskView extends ItemView {
   }
 
   /** One request for the answer, in this conversation; sent again while a stopped answer still holds the server. */
-  private async send(question: string, els: AnswerEls, onText: (text: string) => void, signal: AbortSignal): Promise<Answer> {
+  private async send(question: string, retriever: Retriever, els: AnswerEls, onText: (text: string) => void, signal: AbortSignal): Promise<Answer> {
     for (;;) {
       try {
-        const { searchMode: mode, retriever, expandQuestions: expand } = this.host.settings;
+        const { searchMode: mode, expandQuestions: expand } = this.host.settings;
         return await this.host.client().ask(question, { mode, retriever, conversation: this.conversation, expand }, onText, signal);
       } catch (error) {
         const settling = Date.now() - this.stoppedAt < STOPPED_SETTLE_MS;
@@ -260,7 +334,14 @@ export class AskView extends ItemView {
 
   private async showAnswer(els: AnswerEls, answer: Answer): Promise<void> {
     els.meta.setText(kindLabel(answer.kind, answer.model));
-    for (const warning of answerWarnings(answer.warnings, answer.invalid_citations)) {
+    const by = answeredBy(answer.retrieval);
+    if (by) {
+      els.answeredBy.setText(by.text);
+      if (by.steps) els.answeredBy.setAttr("title", by.steps);
+    }
+    // The server also lists the retrieval's notes among the warnings: the line under the answer says them.
+    const said = new Set(by ? (answer.retrieval?.notes ?? []) : []);
+    for (const warning of answerWarnings(answer.warnings.filter((w) => !said.has(w)), answer.invalid_citations)) {
       els.warnings.createEl("li", { cls: "quire-warning", text: warning });
     }
     const cards = renderSourceCards(els.sources, answer.sources, (card) => void this.openSource(card));

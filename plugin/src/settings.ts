@@ -21,7 +21,7 @@ export interface QuireSettings {
   searchLimit: number;
   /** Have the server's language model write a passage for each question first, and search with it too. */
   expandQuestions: boolean;
-  /** How each question finds its passages; empty for the server's default (hybrid). */
+  /** How each question finds its passages, the ask view's dropdown's start; empty for the server's default (hybrid). */
   retriever: Retriever | "";
   /** The folder a saved conversation goes in (vault-relative; empty for the vault's top). */
   conversationFolder: string;
@@ -126,8 +126,8 @@ export const SETTINGS: SettingDescription[] = [
     key: "retriever",
     kind: "dropdown",
     name: "How questions find passages",
-    desc: "Search finds passages by their words (and meaning); headings walks down the notes' headings with the language model; either lets the server choose for each question.",
-    options: { "": "Server default", hybrid: "Search", tree: "Headings", auto: "Either, as fits" },
+    desc: "Search finds passages by their words (and meaning); tree descent has the language model walk down the vault's outline (folders, notes, headings); auto searches, then descends when the evidence is weak or the question is about the vault's structure. The ask view starts each conversation on this, and its dropdown changes it for the questions that follow. Tree descent and auto need a language model on the server.",
+    options: { "": "Server default (search)", hybrid: "Search", tree: "Tree descent", auto: "Auto" },
   },
   {
     key: "conversationFolder",

@@ -1,6 +1,7 @@
 // Showing answers: safe Markdown, checked citations as links, warnings, source cards, snippets.
 import { describe, expect, it, vi } from "vitest";
-import { answerWarnings, kindLabel, linkCitations, renderSourceCards, safeMarkdown } from "../src/answer";
+import { answeredBy, answerWarnings, kindLabel, linkCitations, renderSourceCards, safeMarkdown } from "../src/answer";
+import type { DescentTrace } from "../src/api";
 import { renderSnippet } from "../src/search-modal";
 
 describe("safeMarkdown", () => {
@@ -54,6 +55,44 @@ describe("answerWarnings and kindLabel", () => {
     expect(kindLabel("generated", "llama3.2")).toBe("Written by llama3.2 from your notes");
     expect(kindLabel("extractive", null)).toMatch(/^Extractive/);
     expect(kindLabel("nothing_found", null)).toBe("Nothing in your notes matched");
+  });
+});
+
+describe("answeredBy", () => {
+  const section = (path: string) => ({ path, heading_path: [], start_line: 1, end_line: 9 });
+  const descent = (over: Partial<DescentTrace> = {}): DescentTrace => ({
+    steps: [{ kind: "notes", shown: "47 notes", chose: ["D3 A.md"], invalid: [], why: "about bread" }],
+    sections: [section("A.md")],
+    stale: [],
+    requests: 1,
+    stopped: null,
+    ...over,
+  });
+
+  it("says nothing without a report (an older server)", () => {
+    expect(answeredBy(undefined)).toBeNull();
+    expect(answeredBy({})).toBeNull();
+  });
+
+  it("names what answered: search, tree descent, or both", () => {
+    expect(answeredBy({ retriever: "hybrid" })).toEqual({ text: "Answered by search.", steps: "" });
+    expect(answeredBy({ retriever: "tree", descent: descent() })).toEqual({ text: "Answered by tree descent.", steps: "Shown 47 notes, chose D3 A.md: about bread" });
+    expect(answeredBy({ retriever: "auto", descent: descent() })?.text).toBe("Answered by tree descent and search (auto).");
+  });
+
+  it("says the report's notes, and when the descent fell back to search", () => {
+    // A note it chose had changed since it was indexed: search filled in for it.
+    expect(answeredBy({ retriever: "tree", descent: descent({ stale: ["B.md"] }), notes: ["changed since indexed, so searched instead of descended: B.md"] })?.text).toBe(
+      "Answered by tree descent and search. Changed since indexed, so searched instead of descended: B.md.",
+    );
+    // The descent read nothing: search answered; why it stopped is said too.
+    expect(
+      answeredBy({ retriever: "tree", descent: descent({ sections: [], stopped: "the model's choice never validated: not JSON" }), notes: ["the descent found nothing: search answered"] })?.text,
+    ).toBe("Answered by search. The descent found nothing: search answered. The descent stopped early: the model's choice never validated: not JSON.");
+    // Auto's own notes lose their `auto: `; others keep what they say.
+    expect(answeredBy({ retriever: "auto", notes: ["auto: no language model to descend with, so search alone answered", "expand: the model wrote no passage."] })?.text).toBe(
+      "Answered by search (auto). No language model to descend with, so search alone answered. Expand: the model wrote no passage.",
+    );
   });
 });
 

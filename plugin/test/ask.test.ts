@@ -7,10 +7,13 @@ import {
   makeVault,
   startFakeChat,
   startQuire,
+  startRecorder,
   waitFor,
+  type AskRecord,
   type FakeChat,
   type Loaded,
   type QuireServer,
+  type Recorder,
   type TestVault,
 } from "./harness";
 import { MarkdownView, type View } from "./obsidian-shim";
@@ -73,6 +76,39 @@ function cardPlaces(turn: HTMLElement): Map<string, string> {
   return new Map(
     Array.from(turn.querySelectorAll(".quire-source-card")).map((card) => [card.getAttribute("data-source") ?? "", card.querySelector(".quire-lines")?.textContent ?? ""]),
   );
+}
+
+/** The ask view's retriever dropdown. */
+function retrieverSelect(view: View): HTMLSelectElement {
+  return view.containerEl.querySelector("select.quire-ask-retriever") as HTMLSelectElement;
+}
+
+function choose(select: HTMLSelectElement, value: string): void {
+  select.value = value;
+  select.dispatchEvent(new Event("change", { bubbles: true }));
+}
+
+/** The line under a turn's answer that says what answered. */
+function answeredByLine(turn: HTMLElement): string | null | undefined {
+  return turn.querySelector(".quire-answered-by")?.textContent;
+}
+
+/** The plugin as the views see it: its settings and the connection's state. */
+function pluginOf(plugin: Loaded): { settings: { retriever: string }; connectionState(): { kind: string }; updateSettings(change: object): Promise<void> } {
+  return plugin.plugin as unknown as ReturnType<typeof pluginOf>;
+}
+
+/** The parts of the `done` event's `retrieval` report that the tests read. */
+interface Retrieval {
+  retriever?: string;
+  notes?: string[];
+  descent?: { sections: { path: string }[]; requests: number };
+}
+
+/** The `done` event's `retrieval` report of a recorded ask (empty before the event). */
+function retrievalOf(record: AskRecord | undefined): Retrieval {
+  const report = record?.done?.retrieval;
+  return report && typeof report === "object" ? report : {};
 }
 
 /** The roles of the messages the model got in request `i`. */
@@ -243,17 +279,20 @@ describe("ask your vault", () => {
 describe("ask without a language model", () => {
   let other: TestVault;
   let plain: QuireServer;
+  let recorded: Recorder;
   let local: Loaded;
 
   beforeAll(async () => {
     // Another copy: one server keeps an index at a time.
     other = makeVault();
     plain = await startQuire(other);
-    local = await loadPlugin(other.vault, { serverUrl: plain.url });
+    recorded = await startRecorder(plain.url);
+    local = await loadPlugin(other.vault, { serverUrl: recorded.url });
   });
 
   afterAll(async () => {
     local?.unload();
+    await recorded?.close();
     await plain?.stop();
     other?.remove();
   });
@@ -269,6 +308,43 @@ describe("ask without a language model", () => {
     const body = turn.querySelector(".quire-answer-body") as HTMLElement;
     expect(body.textContent).toContain("[S1]");
     expect(body.querySelectorAll("a.quire-cite")).toHaveLength(0);
+  });
+
+  it("offers search only: tree descent and auto are disabled, with a tooltip saying why", async () => {
+    local.app.shimRunCommand("quire:ask");
+    const leaf = await waitFor(() => local.app.shimWorkspace.shimLeaves.find((l) => l.view.getViewType() === "quire-ask"), "the ask view");
+    const view = leaf.shimView;
+    const select = retrieverSelect(view);
+    await waitFor(() => pluginOf(local).connectionState().kind === "online", "the connection");
+    expect(Array.from(select.options).map((o) => [o.value, o.disabled, o.title])).toEqual([
+      ["hybrid", false, "Search finds the passages by their words (and meaning)"],
+      ["tree", true, "Needs a language model on the server, and it has none"],
+      ["auto", true, "Needs a language model on the server, and it has none"],
+    ]);
+    expect(select.title).toContain("Tree descent and auto need a language model on the server, and it has none.");
+    // The setting is the server's default: search, sent as such, and said under the answer.
+    expect(select.value).toBe("hybrid");
+    const before = recorded.asks.length;
+    ask(view, "Where does Bubbles live?");
+    const first = lastTurn(view);
+    await waitFor(() => answeredByLine(first), "the answer");
+    expect(recorded.asks[before]?.body.retriever).toBe("hybrid");
+    expect(retrievalOf(recorded.asks[before]).retriever).toBe("hybrid");
+    expect(answeredByLine(first)).toBe("Answered by search.");
+
+    // A setting of tree descent cannot be had here: a new conversation starts on search, and its
+    // question is answered instead of refused.
+    await pluginOf(local).updateSettings({ retriever: "tree" });
+    (view.containerEl.querySelector(".quire-new-conversation") as HTMLElement).click();
+    expect(select.value).toBe("hybrid");
+    ask(view, "When was Bubbles born?");
+    const turn = lastTurn(view);
+    await waitFor(() => answeredByLine(turn) || turn.querySelector(".quire-answer.is-error"), "the answer");
+    expect(turn.querySelector(".quire-answer.is-error")).toBeNull();
+    expect(recorded.asks).toHaveLength(before + 2);
+    expect(recorded.asks[before + 1]?.body.retriever).toBe("hybrid");
+    expect(retrievalOf(recorded.asks[before + 1]).retriever).toBe("hybrid");
+    expect(answeredByLine(turn)).toBe("Answered by search.");
   });
 });
 
@@ -309,5 +385,165 @@ describe("ask with expanded questions", () => {
     expect(second).toContain("[S1]");
     expect(second).toContain("Sourdough Starter");
     expect(turn.querySelector(".quire-answer-body")?.textContent).toContain("Once a day");
+  });
+});
+
+describe("the retriever, chosen per question", () => {
+  const STARTER = "Resources/Sourdough Starter.md";
+  let fourth: TestVault;
+  let model: FakeChat;
+  let quire: QuireServer;
+  let recorder: Recorder;
+  let plugin: Loaded;
+  /** What the fake model picks when it descends: the starter's note, or nothing. */
+  let descentPicks: "starter" | "nothing" = "starter";
+
+  /** The model's calls of a tree descent (they have the descent's system prompt). */
+  function descentCalls(): number {
+    return model.requests.filter((r) => r.messages[0]?.content.startsWith("You find where")).length;
+  }
+
+  beforeAll(async () => {
+    fourth = makeVault();
+    model = await startFakeChat([["unused"]], 10);
+    // The descent's steps get the JSON choice they ask for (the starter's note, from the listing);
+    // the answers cite their first source.
+    model.reply = (request) => {
+      if (!request.messages[0]?.content.startsWith("You find where")) return "Feed it once a day [S1].";
+      const id = /(D\d+) Resources\/Sourdough Starter\.md/.exec(request.messages[1]?.content ?? "")?.[1];
+      return JSON.stringify({ choose: descentPicks === "starter" && id ? [id] : [], why: "the note about the starter" });
+    };
+    quire = await startQuire(fourth, { chatUrl: model.url });
+    recorder = await startRecorder(quire.url);
+    plugin = await loadPlugin(fourth.vault, { serverUrl: recorder.url, retriever: "auto" });
+  });
+
+  afterAll(async () => {
+    plugin?.unload();
+    await recorder?.close();
+    await quire?.stop();
+    await model?.close();
+    fourth?.remove();
+  });
+
+  async function view(): Promise<View> {
+    plugin.app.shimRunCommand("quire:ask");
+    const leaf = await waitFor(() => plugin.app.shimWorkspace.shimLeaves.find((l) => l.view.getViewType() === "quire-ask"), "the ask view");
+    return leaf.shimView;
+  }
+
+  /** Asks `question` and waits for its answer; returns its turn and what the server received and answered. */
+  async function askAndWait(on: View, question: string): Promise<{ turn: HTMLElement; record: AskRecord }> {
+    const before = recorder.asks.length;
+    const count = turns(on).length;
+    ask(on, question);
+    await waitFor(() => turns(on).length === count + 1 && answeredByLine(lastTurn(on)), "the answer and its line");
+    expect(recorder.asks).toHaveLength(before + 1);
+    const record = recorder.asks[before] as AskRecord;
+    expect(record.done).not.toBeNull();
+    return { turn: lastTurn(on), record };
+  }
+
+  it("starts on the setting, all three offered with a model, and sends it with the question", async () => {
+    const on = await view();
+    await waitFor(() => pluginOf(plugin).connectionState().kind === "online", "the connection");
+    const select = retrieverSelect(on);
+    const options = Array.from(select.options);
+    expect(options.map((o) => [o.value, o.textContent])).toEqual([
+      ["hybrid", "Search"],
+      ["tree", "Tree descent"],
+      ["auto", "Auto"],
+    ]);
+    expect(options.map((o) => o.disabled)).toEqual([false, false, false]);
+    // The setting is auto (not the first option, nor what a fallback would give).
+    expect(select.value).toBe("auto");
+
+    const { turn, record } = await askAndWait(on, "How often do I feed the starter?");
+    expect(record.body.retriever).toBe("auto");
+    expect(record.body.conversation).toBeUndefined();
+    // Auto searched, found good evidence and did not descend; the line says so, as the report does.
+    const report = retrievalOf(record);
+    expect(report.retriever).toBe("auto");
+    expect(report.descent).toBeUndefined();
+    expect(report.notes).toEqual(["auto: search found good evidence, so the vault was not descended"]);
+    expect(answeredByLine(turn)).toBe("Answered by search (auto). Search found good evidence, so the vault was not descended.");
+    // The server lists the note among the warnings too; the view says it once, in the line.
+    expect(record.done?.warnings).toContain("auto: search found good evidence, so the vault was not descended");
+    expect(turn.querySelectorAll(".quire-warning")).toHaveLength(0);
+    expect(descentCalls()).toBe(0);
+  });
+
+  it("sends another choice with the next question, as the server reports, and leaves the setting", async () => {
+    const on = await view();
+    const select = retrieverSelect(on);
+    const first = lastTurn(on);
+    choose(select, "tree");
+    const { turn, record } = await askAndWait(on, "How warm should it be kept?");
+    expect(record.body.retriever).toBe("tree");
+    // A follow-up in the same conversation.
+    expect(record.body.conversation).toBe(recorder.asks[0]?.done?.conversation);
+    expect(typeof record.body.conversation).toBe("string");
+    const report = retrievalOf(record);
+    expect(report.retriever).toBe("tree");
+    // The model descended (its calls are the ones the report counts) and read the starter's note only.
+    expect(report.descent?.requests).toBeGreaterThan(0);
+    expect(descentCalls()).toBe(report.descent?.requests);
+    expect(report.descent?.sections.map((s) => s.path)).toEqual([STARTER]);
+    const paths = Array.from(turn.querySelectorAll(".quire-lines")).map((l) => (l.textContent ?? "").replace(/:\d+–\d+$/, ""));
+    expect(paths.length).toBeGreaterThan(0);
+    expect(new Set(paths)).toEqual(new Set([STARTER]));
+    const line = turn.querySelector(".quire-answered-by") as HTMLElement;
+    expect(line.textContent).toBe("Answered by tree descent.");
+    expect(line.getAttribute("title")).toMatch(/^Shown \d+ notes, chose D\d+ Resources\/Sourdough Starter\.md: the note about the starter\n/);
+    // The earlier answer keeps its own line; the setting is still auto.
+    expect(answeredByLine(first)).toMatch(/^Answered by search \(auto\)\./);
+    expect(pluginOf(plugin).settings.retriever).toBe("auto");
+    expect(select.value).toBe("tree");
+    await screenshot("ask-view-retriever", on.containerEl);
+  });
+
+  it("keeps the choice for the conversation's next question; a descent that finds nothing leaves it to search", async () => {
+    const on = await view();
+    descentPicks = "nothing";
+    const calls = descentCalls();
+    const { turn, record } = await askAndWait(on, "And in winter?");
+    descentPicks = "starter";
+    expect(record.body.retriever).toBe("tree");
+    const report = retrievalOf(record);
+    expect(report.descent?.sections).toEqual([]);
+    expect(descentCalls()).toBeGreaterThan(calls);
+    expect(report.notes).toEqual(["the descent found nothing: search answered"]);
+    expect(answeredByLine(turn)).toBe("Answered by search. The descent found nothing: search answered.");
+    expect(Array.from(turn.querySelectorAll(".quire-warning")).map((w) => w.textContent)).not.toContain("the descent found nothing: search answered");
+    // Search's passages: more notes than the starter's.
+    const paths = new Set(Array.from(turn.querySelectorAll(".quire-lines")).map((l) => (l.textContent ?? "").replace(/:\d+–\d+$/, "")));
+    expect(paths.size).toBeGreaterThan(1);
+  });
+
+  it("with auto, descends for a question about the vault's structure, and says both answered", async () => {
+    const on = await view();
+    choose(retrieverSelect(on), "auto");
+    const calls = descentCalls();
+    const { turn, record } = await askAndWait(on, "Which notes are about the sourdough starter?");
+    expect(record.body.retriever).toBe("auto");
+    const report = retrievalOf(record);
+    expect(report.retriever).toBe("auto");
+    expect(report.descent?.sections.map((s) => s.path)).toEqual([STARTER]);
+    expect(descentCalls()).toBe(calls + (report.descent?.requests ?? 0));
+    expect(report.notes ?? []).toEqual([]);
+    expect(answeredByLine(turn)).toBe("Answered by tree descent and search (auto).");
+  });
+
+  it("puts the dropdown back on the setting for a new conversation", async () => {
+    const on = await view();
+    const select = retrieverSelect(on);
+    choose(select, "tree");
+    (on.containerEl.querySelector(".quire-new-conversation") as HTMLElement).click();
+    expect(select.value).toBe("auto");
+    const { turn, record } = await askAndWait(on, "How often do I feed the starter?");
+    expect(record.body.retriever).toBe("auto");
+    expect(record.body.conversation).toBeUndefined();
+    expect(retrievalOf(record).retriever).toBe("auto");
+    expect(answeredByLine(turn)).toMatch(/^Answered by search \(auto\)\./);
   });
 });

@@ -173,6 +173,70 @@ export function startFakeChat(script: string[][], delayMs = 150): Promise<FakeCh
   });
 }
 
+export interface AskRecord {
+  /** The JSON body quire received. */
+  body: Record<string, unknown>;
+  /** The `done` event's object, once it went through (null before, or when the answer ended otherwise). */
+  done: Record<string, unknown> | null;
+}
+
+export interface Recorder {
+  url: string;
+  /** Each `POST /api/ask` that went through, in order. */
+  asks: AskRecord[];
+  close(): Promise<void>;
+}
+
+/**
+ * A proxy in front of `quire serve` (at `target`) that passes every request and answer through
+ * as they come, and records each `POST /api/ask`: the body the server received and its `done` event.
+ */
+export function startRecorder(target: string): Promise<Recorder> {
+  const asks: AskRecord[] = [];
+  const server: Server = createServer((incoming, outgoing) => {
+    const pieces: Buffer[] = [];
+    incoming.on("data", (piece: Buffer) => pieces.push(piece));
+    incoming.on("end", () => {
+      const body = Buffer.concat(pieces);
+      const record: AskRecord | null =
+        incoming.method === "POST" && incoming.url === "/api/ask" ? { body: JSON.parse(body.toString("utf8")) as Record<string, unknown>, done: null } : null;
+      if (record) asks.push(record);
+      const upstream = request(`${target}${incoming.url ?? "/"}`, { method: incoming.method, headers: incoming.headers }, (answer) => {
+        outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
+        let text = "";
+        answer.on("data", (piece: Buffer) => {
+          if (record && !record.done) {
+            text += piece.toString("utf8");
+            const done = /(?:^|\n)event: done\ndata: (.*)\n/.exec(text)?.[1];
+            if (done) record.done = JSON.parse(done) as Record<string, unknown>;
+          }
+          outgoing.write(piece);
+        });
+        answer.on("end", () => outgoing.end());
+        answer.on("error", () => outgoing.destroy());
+      });
+      upstream.on("error", () => outgoing.destroy());
+      // The client went away (a stopped answer, the plugin unloaded): so does the proxy's request.
+      outgoing.on("close", () => upstream.destroy());
+      upstream.end(body);
+    });
+  });
+  return new Promise((resolve) => {
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as AddressInfo;
+      resolve({
+        url: `http://127.0.0.1:${port}`,
+        asks,
+        close: () =>
+          new Promise<void>((done) => {
+            server.closeAllConnections();
+            server.close(() => done());
+          }),
+      });
+    });
+  });
+}
+
 type PluginClass = new (app: O.App, manifest: O.PluginManifest) => O.Plugin;
 
 /** Loads the built main.js as Obsidian does: a CommonJS module whose `obsidian` is the app's (here, the shim). */

@@ -24,13 +24,19 @@ export async function screenshot(name: string, el: Element): Promise<string> {
   const page = await browser.newPage({ viewport: { width: 900, height: 700 }, deviceScaleFactor: 1 });
   try {
     const css = readFileSync(join(PLUGIN_DIR, "test/obsidian-base.css"), "utf8") + readFileSync(join(PLUGIN_DIR, "styles.css"), "utf8");
-    // Form values are properties, not attributes: copy them so that the picture shows them.
+    // Form values are properties, not attributes: copy them so that the picture shows them (a
+    // select's as its chosen option's `selected`).
     const copy = el.cloneNode(true) as Element;
     const originals = [...el.querySelectorAll("input, textarea")] as (HTMLInputElement | HTMLTextAreaElement)[];
     [...copy.querySelectorAll("input, textarea")].forEach((field, i) => {
       const value = originals[i]?.value ?? "";
       if (field instanceof HTMLTextAreaElement) field.textContent = value;
       else field.setAttribute("value", value);
+    });
+    const selects = [...el.querySelectorAll("select")];
+    [...copy.querySelectorAll("select")].forEach((select, i) => {
+      const value = selects[i]?.value;
+      for (const option of select.querySelectorAll("option")) option.toggleAttribute("selected", option.value === value);
     });
     const html = new XMLSerializer().serializeToString(copy);
     await page.setContent(`<!doctype html><html><head><meta charset="utf-8"><style>${css}</style></head><body class="theme-light"><div class="shot">${html}</div></body></html>`);
