@@ -6,8 +6,8 @@
 //! [`chunk_note_bounded`] with the vault's parse and chunk settings (as
 //! [`SourceReader::chunks`](quire_assist::context::SourceReader::chunks) cuts notes), the index's
 //! embedding model over each chunk's `text` (what `quire_index::sync` embeds), and a hybrid
-//! retrieval like the index's: BM25 over the index's analyzer ([`quire_index::analyzer`]) and
-//! cosine over the chunk vectors, fused with the index's default method
+//! retrieval like the index's: BM25 from an in-memory full-text index with the vault's schema
+//! and analyzer ([`quire_index::FullText::in_memory`]) and cosine over the chunk vectors, fused with the index's default method
 //! ([`quire_search::fusion::Fusion`]). The chosen passages become an ordinary
 //! [`FrozenContext`] under the same [`ContextLimits`], so the prompt, the `[S1]` citation
 //! contract, the checks and the offline extractive answer are `quire_assist::ask`'s.
@@ -35,6 +35,7 @@ use quire_assist::evidence::Evidence;
 use quire_assist::questions::Paragraph;
 use quire_assist::support::split_sentences;
 use quire_embed::{Embedder, EmbeddingSpace};
+use quire_index::{Boosts, Filter, FullText, FullTextDoc};
 use quire_llm::{CancelToken, ChatModel};
 use quire_search::Mode;
 use quire_search::fusion::{Fusion, Ranking, Signal, fuse};
@@ -56,11 +57,6 @@ pub const CACHE_DIR: &str = "article-cache";
 /// Paragraphs shorter than this many words are not a topic's material (as
 /// `quire_assist::questions` leaves out a lone heading or link).
 const MIN_QUESTION_WORDS: usize = 4;
-
-/// Okapi BM25's term-frequency saturation and length normalisation (the usual values, as
-/// tantivy's).
-const BM25_K1: f32 = 1.2;
-const BM25_B: f32 = 0.75;
 
 /// The refusal of an article of `bytes` bytes, more than [`MAX_ARTICLE_BYTES`] (known from its
 /// size, before anything is read).
@@ -198,7 +194,9 @@ pub struct Article {
     /// One per chunk, unit length; `None` without an embedder.
     vectors: Option<Vec<Vec<f32>>>,
     embedder: Option<std::sync::Arc<dyn Embedder>>,
-    bm25: Bm25,
+    /// The chunks in an in-memory full-text index: the vault's schema, analyzer and BM25, one
+    /// document per chunk keyed by its position.
+    fulltext: FullText,
     /// How it was read, chunked and embedded.
     pub report: ArticleReport,
 }
@@ -244,12 +242,12 @@ impl Article {
             )?),
             None => None,
         };
-        let bm25 = Bm25::new(chunks.iter().map(|c| c.text.as_str()));
+        let fulltext = lexical_index(&report.name, &chunks)?;
         Ok(Article {
             chunks,
             vectors,
             embedder,
-            bm25,
+            fulltext,
             report,
         })
     }
@@ -301,7 +299,18 @@ impl Article {
         limits: &ContextLimits,
     ) -> Result<FrozenContext, AppError> {
         let wanted = (limits.candidate_notes * limits.candidate_chunks).max(1);
-        let lexical: Vec<(usize, f32)> = self.bm25.rank(question);
+        let lexical: Vec<(usize, f32)> = self
+            .fulltext
+            .search(
+                question,
+                self.chunks.len(),
+                &Filter::default(),
+                Boosts::default(),
+            )
+            .map_err(|e| AppError::Internal(format!("searching the article: {e}")))?
+            .into_iter()
+            .filter_map(|hit| Some((hit.key.parse::<usize>().ok()?, hit.score)))
+            .collect();
         let query_vector = match (&self.embedder, &self.vectors) {
             (Some(embedder), Some(_)) => Some(
                 embedder
@@ -610,70 +619,29 @@ fn about_the_article(text: &str) -> String {
     )
 }
 
-/// Okapi BM25 over one article's chunks, in memory. One article is at most a few thousand
-/// chunks, so a term → postings map is enough; a tantivy RAM index would add a schema and a
-/// writer for nothing. Terms are the full-text index's ([`quire_index::analyzer::analyze`]:
-/// HTML stripped, stop words, stems, CJK bigrams), so a word matches here as it would in the
-/// vault, and the statistics are the article's own.
-#[derive(Debug, Clone)]
-struct Bm25 {
-    /// For each term, the chunks it occurs in with its frequency there.
-    postings: HashMap<String, Vec<(usize, u32)>>,
-    lengths: Vec<u32>,
-    average: f32,
-}
-
-impl Bm25 {
-    fn new<'a>(texts: impl Iterator<Item = &'a str>) -> Bm25 {
-        let mut postings: HashMap<String, Vec<(usize, u32)>> = HashMap::new();
-        let mut lengths = Vec::new();
-        for (i, text) in texts.enumerate() {
-            let terms = quire_index::analyzer::analyze(&quire_index::analyzer::strip_html(text));
-            lengths.push(terms.len() as u32);
-            let mut counts: HashMap<String, u32> = HashMap::new();
-            for term in terms {
-                *counts.entry(term).or_default() += 1;
-            }
-            for (term, count) in counts {
-                postings.entry(term).or_default().push((i, count));
-            }
-        }
-        let average = if lengths.is_empty() {
-            0.0
-        } else {
-            lengths.iter().map(|&l| l as f32).sum::<f32>() / lengths.len() as f32
-        };
-        Bm25 {
-            postings,
-            lengths,
-            average,
-        }
+/// The article's chunks in an in-memory full-text index, as the vault's chunks are indexed
+/// (body, heading path and the article's name as the title), so a question matches an article's
+/// words as it would a note's.
+fn lexical_index(name: &str, chunks: &[Chunk]) -> Result<FullText, AppError> {
+    let failed =
+        |e: quire_index::IndexError| AppError::Internal(format!("indexing the article: {e}"));
+    let fulltext = FullText::in_memory().map_err(failed)?;
+    let mut writer = fulltext.writer().map_err(failed)?;
+    for (i, chunk) in chunks.iter().enumerate() {
+        writer
+            .add(&FullTextDoc {
+                key: i.to_string(),
+                path: name.to_string(),
+                title: name.to_string(),
+                headings: chunk.heading_path.join(" / "),
+                body: chunk.body.clone(),
+                ..Default::default()
+            })
+            .map_err(failed)?;
     }
-
-    /// The chunks that share a term with `query`, best first (ties: document order).
-    fn rank(&self, query: &str) -> Vec<(usize, f32)> {
-        let n = self.lengths.len() as f32;
-        let mut terms = quire_index::analyzer::analyze(query);
-        terms.sort();
-        terms.dedup();
-        let mut scores: HashMap<usize, f32> = HashMap::new();
-        for term in &terms {
-            let Some(postings) = self.postings.get(term) else {
-                continue;
-            };
-            let df = postings.len() as f32;
-            // Lucene's idf, never negative: ln(1 + (N − df + 0.5) / (df + 0.5)).
-            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
-            for &(i, tf) in postings {
-                let tf = tf as f32;
-                let norm = 1.0 - BM25_B + BM25_B * self.lengths[i] as f32 / self.average.max(1.0);
-                *scores.entry(i).or_default() += idf * tf * (BM25_K1 + 1.0) / (tf + BM25_K1 * norm);
-            }
-        }
-        let mut ranked: Vec<(usize, f32)> = scores.into_iter().collect();
-        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        ranked
-    }
+    writer.commit(1).map_err(failed)?;
+    fulltext.reload().map_err(failed)?;
+    Ok(fulltext)
 }
 
 #[cfg(test)]
@@ -681,19 +649,39 @@ mod tests {
     use super::*;
 
     #[test]
-    fn bm25_ranks_the_chunk_with_the_rare_word_first() {
-        let bm25 = Bm25::new(
-            [
-                "The starter is fed daily.",
-                "Bread needs flour, water and salt.",
-                "Feeding the sourdough starter twice a day keeps it active.",
-            ]
-            .into_iter(),
+    fn words_rank_the_chunk_with_the_rare_word_first() {
+        let text = "# Starter\n\nThe starter is fed daily.\n\n# Bread\n\nBread needs flour, water and salt.\n\n# Keeping it\n\nFeeding the sourdough starter twice a day keeps it active.\n";
+        let dir = tempfile::tempdir().unwrap();
+        let settings = VaultSettings::load(dir.path(), &quire_vault::OpenOptions::default())
+            .expect("settings of an empty folder");
+        let article = Article::load("a.md", text, &settings, None, None).unwrap();
+        let ranked = article
+            .fulltext
+            .search(
+                "how do I keep a sourdough starter active?",
+                10,
+                &Filter::default(),
+                Boosts::default(),
+            )
+            .unwrap();
+        let best = ranked[0].key.parse::<usize>().unwrap();
+        assert!(
+            article.chunks[best]
+                .body
+                .contains("sourdough starter twice")
         );
-        let ranked = bm25.rank("how do I keep a sourdough starter active?");
-        assert_eq!(ranked[0].0, 2);
-        assert!(ranked.iter().all(|(i, _)| *i != 1));
-        assert!(bm25.rank("the a of").is_empty());
+        assert!(ranked.iter().all(|h| {
+            !article.chunks[h.key.parse::<usize>().unwrap()]
+                .body
+                .contains("flour")
+        }));
+        assert!(
+            article
+                .fulltext
+                .search("the a of", 10, &Filter::default(), Boosts::default())
+                .unwrap()
+                .is_empty()
+        );
     }
 
     #[test]
