@@ -1,7 +1,7 @@
 //! Topic clusters: the vault's notes grouped by meaning, offline. Each note's vector is the one
 //! the index already holds (the normalised mean of its chunk vectors,
 //! [`quire_search::Searcher::note_vectors`]); the notes are grouped by spherical k-means
-//! ([`quire_assist::questions::kmeans`], a fixed seed, so the same index gives the same
+//! ([`quire_search::cluster::kmeans`], a fixed seed, so the same index gives the same
 //! clusters), and each cluster is labelled by its most distinctive words (c-TF-IDF over the
 //! notes' text as the vault holds it now, [`quire_audit::topics`]). No model is called: this is
 //! the offline half of the deep audit, and what `quire moc` maps.
@@ -20,9 +20,9 @@
 
 use std::collections::HashMap;
 
-use quire_assist::questions::kmeans;
-use quire_audit::topics::{Weighting, cluster_terms, label, silhouette};
+use quire_audit::topics::{Weighting, cluster_terms, label};
 use quire_search::Searcher;
+use quire_search::cluster::{kmeans, silhouette};
 use quire_vault::Vault;
 use serde::Serialize;
 

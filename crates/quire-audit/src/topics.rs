@@ -320,49 +320,6 @@ pub fn label(terms: &[WeightedTerm], n: usize) -> String {
         .join(", ")
 }
 
-/// The mean silhouette of a clustering (Rousseeuw 1987) under cosine distance `1 − a·b` (the
-/// vectors are unit length): for each point, `(b − a) / max(a, b)` with `a` its mean distance to
-/// the rest of its cluster and `b` its mean distance to the nearest other cluster; a point alone
-/// in its cluster scores 0. Near 1: tight, separate clusters; near 0: overlapping ones. `None`
-/// with fewer than 2 clusters. O(n²) dot products.
-pub fn silhouette(points: &[&[f32]], assignments: &[usize]) -> Option<f32> {
-    let k = assignments.iter().max().map_or(0, |m| m + 1);
-    if k < 2 || points.len() != assignments.len() {
-        return None;
-    }
-    let mut sizes = vec![0usize; k];
-    for &c in assignments {
-        sizes[c] += 1;
-    }
-    if sizes.iter().filter(|&&s| s > 0).count() < 2 {
-        return None;
-    }
-    let mut total = 0f64;
-    for (i, p) in points.iter().enumerate() {
-        let own = assignments[i];
-        if sizes[own] < 2 {
-            continue;
-        }
-        let mut sums = vec![0f64; k];
-        for (j, q) in points.iter().enumerate() {
-            if i != j {
-                let d: f32 = 1.0 - p.iter().zip(q.iter()).map(|(x, y)| x * y).sum::<f32>();
-                sums[assignments[j]] += d.max(0.0) as f64;
-            }
-        }
-        let a = sums[own] / (sizes[own] - 1) as f64;
-        let b = (0..k)
-            .filter(|&c| c != own && sizes[c] > 0)
-            .map(|c| sums[c] / sizes[c] as f64)
-            .fold(f64::INFINITY, f64::min);
-        let spread = a.max(b);
-        if spread > 0.0 {
-            total += (b - a) / spread;
-        }
-    }
-    Some((total / points.len() as f64) as f32)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -455,19 +412,5 @@ mod tests {
         let reduced = cluster_terms(&clusters, 1, Weighting::ReduceFrequent);
         assert_eq!(plain[0][0].term, "tasks");
         assert_eq!(reduced[0][0].term, "recurrence");
-    }
-
-    #[test]
-    fn silhouette_is_high_for_separate_groups_and_low_for_mixed_ones() {
-        let x = [1.0f32, 0.0];
-        let x2 = [0.995f32, 0.0998];
-        let y = [0.0f32, 1.0];
-        let y2 = [0.0998f32, 0.995];
-        let points: Vec<&[f32]> = vec![&x, &x2, &y, &y2];
-        let good = silhouette(&points, &[0, 0, 1, 1]).unwrap();
-        let bad = silhouette(&points, &[0, 1, 0, 1]).unwrap();
-        assert!(good > 0.8, "{good}");
-        assert!(bad < 0.0, "{bad}");
-        assert_eq!(silhouette(&points, &[0, 0, 0, 0]), None);
     }
 }

@@ -14,6 +14,7 @@
 //! ```
 
 mod ann;
+pub mod cluster;
 pub mod duplicates;
 pub mod eval;
 pub mod fusion;
