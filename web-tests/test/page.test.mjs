@@ -9,7 +9,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync, existsSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -28,7 +28,7 @@ const ANSWER = [
   "stays text.",
 ];
 
-let work, vault, server, chat, browser, page, base, offline;
+let work, vault, server, chat, browser, page, base, offline, embedded;
 const pageErrors = [];
 const chatRequests = [];
 
@@ -57,11 +57,11 @@ function startFakeChat() {
 
 /// Starts `quire serve --port 0` and resolves with its base URL once it listens. Without
 /// `chatUrl` no model is configured (answers are extractive).
-function startQuire(vault, index, chatUrl) {
-  const env = { ...process.env, QUIRE_MODEL: "/nonexistent/quire-model.bin" };
+function startQuire(vault, index, chatUrl, model) {
+  const env = { ...process.env, QUIRE_MODEL: model || "/nonexistent/quire-model.bin" };
   for (const name of ["QUIRE_LLM_PRESET", "QUIRE_LLM_API_KEY", "QUIRE_LLM_BASE_URL", "QUIRE_LLM_MODEL", "QUIRE_EMBED_BASE_URL", "QUIRE_TOKEN", "QUIRE_VAULT", "QUIRE_INDEX_DIR"]) delete env[name];
   if (chatUrl) Object.assign(env, { QUIRE_LLM_BASE_URL: chatUrl, QUIRE_LLM_MODEL: "fake-model" });
-  const child = spawn(QUIRE, ["--vault", vault, "--index-dir", index, "--no-embeddings", "serve", "--port", "0", "--debounce-ms", "200"],
+  const child = spawn(QUIRE, ["--vault", vault, "--index-dir", index, ...(model ? [] : ["--no-embeddings"]), "serve", "--port", "0", "--debounce-ms", "200"],
     { env, stdio: ["ignore", "ignore", "pipe"] });
   return new Promise((resolveStart, reject) => {
     let log = "";
@@ -118,6 +118,7 @@ after(async () => {
   if (browser) await browser.close();
   if (server) server.kill("SIGINT");
   if (offline) offline.kill("SIGINT");
+  if (embedded) embedded.kill("SIGINT");
   if (chat) chat.close();
   if (work) rmSync(work, { recursive: true, force: true });
 });
@@ -417,4 +418,49 @@ test("vault health lists the findings, opens one at its line, and dismisses or s
 
 test("the page raised no script error and no policy violation", () => {
   assert.deepEqual(pageErrors, []);
+});
+
+test("related notes put a near copy first, with the share of text in common, and show no cosine", async () => {
+  // A server with the embedding model (e5-small, fetched by scripts/test.sh) on a vault with a
+  // reworked copy of a note.
+  const data = process.env.XDG_DATA_HOME || join(process.env.HOME || "", ".local/share");
+  const model = join(data, "quire/models/e5-small-q4.bin");
+  assert.ok(existsSync(model), `${model} missing: run scripts/fetch-model.sh`);
+  const copyVault = join(work, "vault-copies");
+  cpSync(join(repo, "examples/vault"), copyVault, { recursive: true });
+  const tea = readFileSync(join(copyVault, "Resources/Tea Basics.md"), "utf8");
+  writeFileSync(join(copyVault, "Areas/Tea notes (copy).md"), tea.replace("tea", "brew").replace("tea", "brew"));
+  const started = await startQuire(copyVault, join(work, "index-copies"), null, model);
+  embedded = started.child;
+  await waitForIndex(started.url);
+  // Vectors come after the words: wait until the note has its similar notes.
+  let related = {};
+  for (let i = 0; i < 600 && !(related.similar && related.similar.length); i++) {
+    if (i) await new Promise((r) => setTimeout(r, 100));
+    related = await (await fetch(`${started.url}/api/similar/Resources%2FTea%20Basics.md?k=8`)).json();
+  }
+  assert.equal(related.near_copies.length, 1, JSON.stringify(related));
+  const copy = related.near_copies[0];
+  assert.equal(copy.path, "Areas/Tea notes (copy).md");
+  const other = await browser.newPage();
+  try {
+    await other.goto(`${started.url}/`);
+    await other.fill("#q", "tea basics");
+    await other.waitForSelector('.result[data-path="Resources/Tea Basics.md"]');
+    await other.locator('.result[data-path="Resources/Tea Basics.md"] .note-title').click();
+    await other.waitForFunction(() => document.getElementById("similar-info").textContent !== "Loading…");
+    const rows = await other.$$eval("#similar-list li", (items) => items.map((li) => ({
+      title: li.querySelector("button").textContent,
+      tag: li.querySelector(".tag").textContent,
+      hint: li.querySelector(".tag").title,
+    })));
+    assert.equal(rows[0].tag, `near copy · ${Math.round(copy.overlap * 100)}% shared`);
+    assert.match(rows[0].hint, /^Areas\/Tea notes \(copy\)\.md: cosine \d\.\d\d$/);
+    const similar = rows.filter((r) => r.tag === "similar");
+    assert.equal(similar.length, related.similar.length - 1, "the copy is listed once");
+    for (const row of similar) assert.match(row.hint, /^cosine \d\.\d\d: it only orders this list$/);
+    assert.equal(rows.filter((r) => /\d/.test(r.tag) && !r.tag.startsWith("near copy")).length, 0);
+  } finally {
+    await other.close();
+  }
 });

@@ -277,10 +277,24 @@
       return;
     }
     if (state.openPath !== path) return;
-    const item = (note, label, extra) => el("li", {},
-      el("button", { class: "link", type: "button", onclick: () => openNote(note.path) }, note.title || note.path),
-      el("span", { class: "tag", text: label }), extra ? el("span", { class: "score", text: extra }) : null);
-    for (const note of related.similar || []) list.append(item(note, "similar", note.score.toFixed(2)));
+    const item = (note, label, hint, kind) => {
+      const tag = el("span", { class: kind ? `tag ${kind}` : "tag", text: label });
+      if (hint) tag.title = hint;
+      return el("li", {},
+        el("button", { class: "link", type: "button", onclick: () => openNote(note.path) }, note.title || note.path), tag);
+    };
+    // Notes that look like copies of this one come first, with the share of their own text in
+    // common; other similar notes show no number: within one vault every note is close in
+    // meaning to its neighbours, so the cosine only orders the list (it is in the tooltip).
+    const copies = related.near_copies || [];
+    for (const copy of copies) {
+      list.append(item(copy, `near copy · ${Math.round(copy.overlap * 100)}% shared`,
+        `${copy.path}: cosine ${copy.score.toFixed(2)}`, "near-copy"));
+    }
+    for (const note of related.similar || []) {
+      if (copies.some((c) => c.path === note.path)) continue;
+      list.append(item(note, "similar", `cosine ${note.score.toFixed(2)}: it only orders this list`));
+    }
     for (const note of related.backlinks || []) list.append(item(note, "links here"));
     for (const note of related.outgoing || []) list.append(item(note, "linked"));
     info.textContent = related.similar_unavailable
