@@ -714,7 +714,11 @@ impl AnswerIndex for PgSearcher {
             else {
                 return Ok(None);
             };
-            quire_search::query_cosines(embedder, texts, &s.vectors(keys)?)
+            quire_search::query_cosines(
+                &|text| Ok(embedder.embed_query(text)?),
+                texts,
+                &s.vectors(keys)?,
+            )
         })
     }
 

@@ -909,7 +909,13 @@ impl AnswerIndex for Searcher {
         let Ok(embedder) = self.embedder("weighing the question's words") else {
             return Ok(None);
         };
-        query_cosines(embedder, texts, &self.key_vectors(embedder, keys)?)
+        // The question itself was embedded a moment ago for its cosines: the searcher's cache
+        // of the last query gives it back instead of a second embedding.
+        query_cosines(
+            &|text| self.query_vector(embedder, text),
+            texts,
+            &self.key_vectors(embedder, keys)?,
+        )
     }
 
     fn local(&self) -> Option<&Searcher> {
@@ -927,10 +933,10 @@ pub struct QueryCosines {
     pub rows: CosineRows,
 }
 
-/// [`QueryCosines`] of `texts` against `stored` (`None` when there is no text or no chunk has a
-/// vector).
+/// [`QueryCosines`] of `texts` (each embedded by `embed_query`) against `stored` (`None` when
+/// there is no text or no chunk has a vector).
 pub fn query_cosines(
-    embedder: &dyn Embedder,
+    embed_query: &dyn Fn(&str) -> Result<Vec<f32>, SearchError>,
     texts: &[&str],
     stored: &[Option<Vec<f32>>],
 ) -> Result<Option<QueryCosines>, SearchError> {
@@ -939,7 +945,7 @@ pub fn query_cosines(
     }
     let vectors = texts
         .iter()
-        .map(|t| embedder.embed_query(t))
+        .map(|t| embed_query(t))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Some(QueryCosines {
         to_first: vectors
