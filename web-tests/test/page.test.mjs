@@ -448,7 +448,9 @@ test("related notes put a near copy first, with the share of text in common, and
     await other.fill("#q", "tea basics");
     await other.waitForSelector('.result[data-path="Resources/Tea Basics.md"]');
     await other.locator('.result[data-path="Resources/Tea Basics.md"] .note-title').click();
-    await other.waitForFunction(() => document.getElementById("similar-info").textContent !== "Loading…");
+    // The related list is filled in one go once the note and then its related notes have loaded
+    // (the info line is empty before the first load starts, so it is no signal).
+    await other.waitForSelector("#similar-list li");
     const rows = await other.$$eval("#similar-list li", (items) => items.map((li) => ({
       title: li.querySelector("button").textContent,
       tag: li.querySelector(".tag").textContent,
