@@ -26,6 +26,7 @@ use quire_llm::{CancelToken, ChatModel};
 use quire_search::{AnswerIndex, Mode};
 
 use crate::error::AppError;
+use quire_vault::VaultError;
 
 /// What to retrieve for one question.
 #[derive(Clone)]
@@ -46,7 +47,8 @@ pub struct AskRequest<'a> {
     pub retriever: Retriever,
     /// The model that descends (`tree`, `auto`); `auto` without one searches only.
     pub model: Option<&'a dyn ChatModel>,
-    /// Only passages of notes that pass this filter (search; the descent sees every note).
+    /// Only passages of notes that pass this filter (search; the descent sees every note, so
+    /// with `filter.note`, one note asked, search alone answers whatever `retriever` says).
     pub filter: quire_index::Filter,
     /// Have `model` write a passage that could answer the question first, and search with the
     /// question and that passage (query2doc; about 4 s of a local 1.5B model). Needs a model.
@@ -63,6 +65,9 @@ pub fn ask_context(
     let mut limits = request.limits;
     let mut retrieval = RetrievalRequest::new(request.query, limits);
     retrieval.filter = request.filter.clone();
+    if let Some(note) = &request.filter.note {
+        retrieval.filter.note = Some(indexed_note(searcher, note)?);
+    }
     retrieval.mode = match request.mode {
         Some(mode) => mode,
         None => searcher.default_mode()?,
@@ -116,6 +121,14 @@ pub fn ask_context(
     }
     let descend_now = match (request.retriever, request.model) {
         (Retriever::Hybrid, _) => false,
+        // One note asked (`filter.note`): the descent would read the whole vault.
+        (_, _) if request.filter.note.is_some() => {
+            frozen.report.notes.push(
+                "one note asked: search within it answered (the tree descent reads the whole vault)"
+                    .into(),
+            );
+            false
+        }
         (Retriever::Tree, None) => {
             return Err(AppError::bad_arguments(
                 "ask",
@@ -141,7 +154,11 @@ pub fn ask_context(
             weak || structural
         }
     };
-    frozen.report.retriever = request.retriever;
+    frozen.report.retriever = if request.filter.note.is_some() {
+        Retriever::Hybrid
+    } else {
+        request.retriever
+    };
     if !descend_now {
         return Ok(frozen);
     }
@@ -490,6 +507,51 @@ fn new_id() -> String {
         bytes[8..].copy_from_slice(&count.to_le_bytes());
     }
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The path of the note `query` names among the indexed ones (PDFs and canvases included, which
+/// the parsed vault does not hold): its path (`.md` optional; any letter case), or its file
+/// name when exactly one note has it.
+pub fn indexed_note(searcher: &dyn AnswerIndex, query: &str) -> Result<String, AppError> {
+    let query = query.trim();
+    quire_vault::vault::check_confined(query)?;
+    let exact = query.replace('\\', "/");
+    let exact = exact.trim_start_matches("./").to_string();
+    if exact.is_empty() {
+        return Err(VaultError::BadRequest("empty note path".into()).into());
+    }
+    let paths: Vec<String> = searcher.notes()?.into_iter().map(|(p, _)| p).collect();
+    let with_md = quire_vault::vault::literal_note_path(&exact);
+    let wanted = [exact.to_lowercase(), with_md.to_lowercase()];
+    for path in [&exact, &with_md] {
+        if paths.contains(path) {
+            return Ok(path.clone());
+        }
+    }
+    if let Some(path) = paths.iter().find(|p| wanted.contains(&p.to_lowercase())) {
+        return Ok(path.clone());
+    }
+    let named: Vec<&String> = paths
+        .iter()
+        .filter(|p| {
+            let name = p.rsplit('/').next().unwrap_or(p).to_lowercase();
+            wanted.contains(&name)
+        })
+        .collect();
+    match named.as_slice() {
+        [one] => Ok((*one).clone()),
+        [] => Err(VaultError::NoteNotFound(query.to_string()).into()),
+        several => Err(VaultError::BadRequest(format!(
+            "`{query}` names {} notes ({}): give its path",
+            several.len(),
+            several
+                .iter()
+                .map(|p| p.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+        .into()),
+    }
 }
 
 #[cfg(test)]

@@ -89,6 +89,7 @@ pub fn search_filter(
     };
     Ok(Filter {
         folder: folder.filter(|f| !f.trim_matches('/').is_empty()),
+        note: None,
         tag: tag.filter(|t| !t.trim_start_matches('#').is_empty()),
         conditions: conditions
             .iter()

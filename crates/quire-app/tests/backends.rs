@@ -176,6 +176,15 @@ fn filters_restrict_results_on_both_backends() {
                 paths.iter().all(|p| p.starts_with("Projects/")),
                 "{backend:?} {mode}: {paths:?}"
             );
+            // One note: its passages only (asking one document, a PDF, through the index).
+            let mut r = request("backup week", mode, 20);
+            assert!(f.paths(&r).len() > 1, "{backend:?} {mode}");
+            r.filter = Filter {
+                note: Some("Projects/Homelab.md".into()),
+                ..Filter::default()
+            };
+            let paths = f.paths(&r);
+            assert_eq!(paths, ["Projects/Homelab.md"], "{backend:?} {mode}");
             // A parent tag matches its children (#project/homelab under #project).
             let mut r = request("machines", mode, 20);
             r.filter = Filter {

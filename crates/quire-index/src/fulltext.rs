@@ -63,6 +63,9 @@ pub struct FullTextDoc {
 pub struct Filter {
     /// Only notes in this folder (vault-relative, any depth).
     pub folder: Option<String>,
+    /// Only this one note (its vault-relative path, exactly as indexed): asking one document,
+    /// a PDF for instance, through the vault's index.
+    pub note: Option<String>,
     /// Only notes with this tag (or a tag below it).
     pub tag: Option<String>,
     /// Only notes whose properties pass all of these (checked against the store by the
@@ -228,6 +231,15 @@ impl FullText {
                 Occur::Must,
                 Box::new(TermQuery::new(
                     Term::from_field_text(f.folder, folder),
+                    IndexRecordOption::Basic,
+                )),
+            ));
+        }
+        if let Some(note) = &filter.note {
+            clauses.push((
+                Occur::Must,
+                Box::new(TermQuery::new(
+                    Term::from_field_text(f.path, note),
                     IndexRecordOption::Basic,
                 )),
             ));

@@ -544,11 +544,12 @@ impl Retrieval for Snapshot<'_> {
                  WHERE c.tsv @@ CAST($1::text AS tsquery)
                    AND ($7::text IS NULL OR $7 = ANY (c.folders))
                    AND ($8::text IS NULL OR $8 = ANY (c.tags))
+                   AND ($12::text IS NULL OR c.path = $12)
                  GROUP BY c.path, c.id
                  ORDER BY score DESC, c.path, c.id LIMIT $11",
                 &[
                     &tsquery, &w_term, &w_weight, &w_field, &w_factor, &w_avg, &folder, &tag,
-                    &k1, &b, &limit,
+                    &k1, &b, &limit, &filter.note,
                 ],
             )
             .map_err(db)?;

@@ -374,7 +374,11 @@ pub fn filter_paths(
     index: &dyn Retrieval,
     filter: &Filter,
 ) -> Result<Option<HashSet<String>>, SearchError> {
-    if filter.folder.is_none() && filter.tag.is_none() && !filter.needs_store() {
+    if filter.folder.is_none()
+        && filter.note.is_none()
+        && filter.tag.is_none()
+        && !filter.needs_store()
+    {
         return Ok(None);
     }
     let passes = property_paths(index, filter)?;
@@ -399,6 +403,7 @@ pub fn filter_paths(
             .note_paths()?
             .into_iter()
             .filter(|p| folder.as_ref().is_none_or(|f| p.starts_with(f.as_str())))
+            .filter(|p| filter.note.as_ref().is_none_or(|n| p == n))
             .filter(|p| tag.is_none() || tagged.contains(p))
             .filter(|p| passes.as_ref().is_none_or(|set| set.contains(p)))
             .collect(),

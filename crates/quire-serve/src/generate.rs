@@ -64,6 +64,10 @@ pub(crate) struct AskBody {
     conditions: Vec<String>,
     since: Option<String>,
     until: Option<String>,
+    /// Only passages of this one note or PDF (vault-relative path or name): "ask this
+    /// document" through the vault's index. Always searches (the tree descent reads the whole
+    /// vault, so `retriever` tree or auto is not used for it).
+    note: Option<String>,
     /// Have the model write a passage that could answer the question first and search with the
     /// question and that passage (needs a model; `quire ask --expand`).
     #[serde(default)]
@@ -139,6 +143,8 @@ struct AskChoices {
     limits: ContextLimits,
     retriever: Retriever,
     filter: quire_app::types::Filter,
+    /// The one note asked (`note`), resolved to its path before retrieval.
+    note: Option<String>,
     expand: bool,
 }
 
@@ -147,8 +153,10 @@ fn ask_context(
     state: &AppState,
     question: &str,
     query: &str,
-    choices: AskChoices,
+    mut choices: AskChoices,
 ) -> Result<FrozenContext, ApiError> {
+    // Resolved against the index by the core.
+    choices.filter.note = choices.note.take();
     let request = quire_app::ask::AskRequest {
         question,
         query,
@@ -176,6 +184,7 @@ pub(crate) async fn ask(
         &request.tag,
         &request.since,
         &request.until,
+        &request.note,
     ]
     .into_iter()
     .flatten()
@@ -215,6 +224,7 @@ pub(crate) async fn ask(
             limits,
             retriever,
             filter,
+            note: request.note.clone(),
             expand: request.expand,
         };
         blocking(move || ask_context(&state, &question, &query, choices)).await

@@ -251,17 +251,24 @@ impl Vault {
             return Err(VaultError::BadRequest("empty note path".into()));
         }
         check_confined(query)?;
+        // A note file that is not Markdown (a PDF, a canvas) is named with its extension.
+        let exact = query.replace('\\', "/");
+        let exact = exact.trim_start_matches("./");
         let with_md = literal_note_path(query);
-        if let Some(i) = self.index_of(&with_md) {
-            return Ok(i);
+        for path in [exact, with_md.as_str()] {
+            if let Some(i) = self.index_of(path) {
+                return Ok(i);
+            }
         }
-        let lower = with_md.to_lowercase();
-        if let Some(i) = self
-            .notes
-            .iter()
-            .position(|n| n.path.to_lowercase() == lower)
-        {
-            return Ok(i);
+        for path in [exact, with_md.as_str()] {
+            let lower = path.to_lowercase();
+            if let Some(i) = self
+                .notes
+                .iter()
+                .position(|n| n.path.to_lowercase() == lower)
+            {
+                return Ok(i);
+            }
         }
         let normalized = query.replace('\\', "/");
         match self

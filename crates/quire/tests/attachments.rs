@@ -158,6 +158,57 @@ fn pdf_pages_are_searched_read_and_cited_by_page() {
 }
 
 #[test]
+fn asking_one_pdf_keeps_to_its_pages() {
+    let f = Fixture::new();
+    f.run("index", None, &["index"]);
+    let sources = |v: &Value| -> Vec<String> {
+        v["sources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["path"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let question = "Which chapter of the kelp paper is about grazing?";
+    // The whole vault: the reading note speaks of the paper's grazing chapter too.
+    let server = FakeChat::start(vec![answer(&["The grazing chapter [S1]."])]);
+    let all = f.run("index", Some(&server), &["ask", question]);
+    assert!(
+        sources(&all).contains(&"Reading/Kelp notes.md".to_string()),
+        "{all}"
+    );
+    // One PDF, named as a path or by its name: only its pages are passages.
+    for note in ["Papers/Kelp.pdf", "Kelp.pdf"] {
+        let server = FakeChat::start(vec![answer(&["Grazing by sea urchins [S1]."])]);
+        let one = f.run("index", Some(&server), &["ask", question, "--note", note]);
+        let paths = sources(&one);
+        assert!(!paths.is_empty(), "{one}");
+        assert!(
+            paths.iter().all(|p| p == "Papers/Kelp.pdf"),
+            "{note}: {one}"
+        );
+        // Every passage is a page, the grazing one among them, and cites as one.
+        let pages: Vec<u64> = one["sources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["page"].as_u64().unwrap())
+            .collect();
+        assert!(pages.contains(&2), "{one}");
+        assert_eq!(one["citations"][0]["path"], "Papers/Kelp.pdf", "{one}");
+    }
+    // A note that is not in the vault is an error that names it.
+    let mut command = quire(BIN, &f.vault(), &f.dir.path().join("index"));
+    let out = command
+        .args(["ask", question, "--note", "Papers/Nowhere.pdf"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("Nowhere"), "{err}");
+}
+
+#[test]
 fn canvas_text_is_searchable_and_its_file_nodes_are_links() {
     let f = Fixture::new();
     f.run("index", None, &["index"]);

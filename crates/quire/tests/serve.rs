@@ -1113,6 +1113,36 @@ fn without_a_model_ask_streams_an_extractive_answer() {
     assert_eq!(last, "done");
     assert_eq!(done["kind"], "extractive");
     assert!(!done["sources"].as_array().unwrap().is_empty());
+    // One note asked, by its name: only its passages, though the vault's best match for the
+    // question's words is another note.
+    let question = "What water temperature does the sourdough starter need?";
+    let whole = done_of(&post_events(
+        &format!("{}/api/ask", server.url),
+        &json!({ "question": question }),
+    ));
+    assert_ne!(
+        whole["sources"][0]["path"], "Resources/Tea Basics.md",
+        "{whole}"
+    );
+    let done = done_of(&post_events(
+        &format!("{}/api/ask", server.url),
+        &json!({"question": question, "note": "Tea Basics"}),
+    ));
+    let sources = done["sources"].as_array().unwrap();
+    assert!(!sources.is_empty(), "{done}");
+    assert!(
+        sources
+            .iter()
+            .all(|s| s["path"] == "Resources/Tea Basics.md"),
+        "{done}"
+    );
+    let (status, body) = post(
+        &format!("{}/api/ask", server.url),
+        &json!({"question": "starter?", "note": "Nowhere at all"}).to_string(),
+        Some("application/json"),
+    );
+    assert_eq!(status, 404, "{body}");
+    assert!(body.contains("Nowhere at all"), "{body}");
     // Reflect without a model: the notes' own points, every day listed.
     let done = done_of(&post_events(
         &format!("{}/api/reflect", server.url),

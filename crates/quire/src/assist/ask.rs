@@ -24,6 +24,8 @@ pub(super) struct AskFlags<'a> {
     pub retriever: quire_assist::descent::Retriever,
     /// Only passages of notes that pass this filter.
     pub filter: quire_index::Filter,
+    /// Only this note's passages (a path or name, resolved in the vault).
+    pub note: Option<&'a str>,
     /// Withhold an answer whose cited sentences are not supported (exit 4).
     pub strict: bool,
     /// Search with a passage the model writes for the question too (query2doc).
@@ -42,12 +44,16 @@ pub(super) fn ask(cli: &Cli, flags: AskFlags<'_>, out: &mut String) -> Result<Ex
         limits,
         mode,
         retriever,
-        filter,
+        mut filter,
+        note,
         strict,
         expand,
         today,
     } = flags;
     let today = today_or(today)?;
+    // Resolved against the index by the core (a PDF is a note of the index, not of the
+    // parsed vault).
+    filter.note = note.map(str::to_string);
     let reader = SourceReader::open(&vault_root(cli)?, &open_options(cli))?;
     let embedder = if mode == Some(Mode::Bm25) {
         None

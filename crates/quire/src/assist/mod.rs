@@ -61,6 +61,11 @@ pub enum AssistCommand {
         /// whole vault).
         #[command(flatten)]
         filter: crate::common::FilterArgs,
+        /// Ask this one note or PDF of the vault (path or name): only its passages, found
+        /// through the index (search; not the tree descent). For a file outside the vault, see
+        /// --file.
+        #[arg(long, value_name = "NOTE", conflicts_with_all = ["file", "chat"])]
+        note: Option<String>,
         /// Withhold a generated answer when a sentence it cites is unsupported or misattributed
         /// by its source: print the reason and those sentences, and exit with 4.
         #[arg(long)]
@@ -302,6 +307,7 @@ pub fn run(cli: &Cli, command: &AssistCommand, out: &mut String) -> Result<ExitC
             mode,
             retriever,
             filter,
+            note,
             strict,
             expand,
             today,
@@ -314,6 +320,7 @@ pub fn run(cli: &Cli, command: &AssistCommand, out: &mut String) -> Result<ExitC
                 mode: *mode,
                 retriever: *retriever,
                 filter: filter.filter()?,
+                note: note.as_deref(),
                 strict: *strict,
                 expand: *expand,
                 today: today.as_deref(),
