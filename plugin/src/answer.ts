@@ -1,7 +1,8 @@
 /**
  * Showing an answer, a draft or a reflection: its Markdown made safe to render, its checked
  * citations as links to their source cards, its wikilinks as links that open their notes, the
- * cards themselves, and the line that says what kind of answer it is.
+ * cards themselves (a note's passage by its lines, a PDF's by its page), and the line that says
+ * what kind of answer it is.
  *
  * Answers are untrusted text (a model's output, or quoted notes): they are rendered by Obsidian's
  * own Markdown renderer after `safeMarkdown`, and every other piece is set as text.
@@ -185,6 +186,11 @@ export function headingPath(path: readonly string[]): string {
   return path.length ? path.join(" › ") : "(top of the note)";
 }
 
+/** Where a card's passage is: `Papers/Kelp.pdf, page 2` for a PDF's page, else `path:start–end`. */
+function sourcePlace(card: SourceCard): string {
+  return card.page ? `${card.path}, page ${card.page}` : `${card.path}:${card.start_line}–${card.end_line}`;
+}
+
 function sourceCard(list: HTMLElement, card: SourceCard, open: (card: SourceCard) => void): HTMLElement {
   const item = list.createEl("li", { cls: card.cited ? "quire-source is-cited" : "quire-source" });
   const button = item.createEl("button", { cls: "quire-source-card", attr: { type: "button", "data-source": card.id } });
@@ -195,14 +201,15 @@ function sourceCard(list: HTMLElement, card: SourceCard, open: (card: SourceCard
   button.createDiv({ cls: "quire-heading-path", text: headingPath(card.heading_path) });
   const where = button.createDiv({ cls: "quire-lines" });
   setIcon(where.createSpan({ cls: "quire-icon" }), "file-text");
-  where.appendText(`${card.path}:${card.start_line}–${card.end_line}`);
+  where.appendText(sourcePlace(card));
   button.addEventListener("click", () => open(card));
   return button;
 }
 
 /**
- * The source cards; a card opens its note at its lines. The cited ones are listed, and the
- * passages the answer did not cite are folded below them. Returns each card's button by id.
+ * The source cards; a card opens its note at its lines (a PDF at its page). The cited ones are
+ * listed, and the passages the answer did not cite are folded below them. Returns each card's
+ * button by id.
  */
 export function renderSourceCards(list: HTMLElement, sources: readonly SourceCard[], open: (card: SourceCard) => void): Map<string, HTMLElement> {
   list.empty();

@@ -140,6 +140,8 @@ export interface SourceCard {
   heading_path: string[];
   start_line: number;
   end_line: number;
+  /** The page of a PDF's passage (1-based); `start_line`/`end_line` are then lines of its extracted text. */
+  page?: number;
   link?: string;
   cited: boolean;
 }
@@ -150,7 +152,7 @@ export type AnswerKind = "generated" | "extractive" | "nothing_found";
 export interface Answer {
   kind: AnswerKind;
   answer: string;
-  citations: { id: string; path: string; start_line: number; end_line: number }[];
+  citations: { id: string; path: string; start_line: number; end_line: number; page?: number }[];
   invalid_citations: string[];
   sources: SourceCard[];
   warnings: string[];
@@ -214,6 +216,8 @@ export interface AskOptions {
   conversation?: string | null;
   /** Have the model write a passage for the question first, and search with it too. */
   expand?: boolean;
+  /** Ask this one indexed note or PDF alone (its vault-relative path): only its passages, found through the index. */
+  note?: string;
 }
 
 /** The days `POST /api/reflect` covers: an ISO week (`2026-W48`), or a first and last day. */
@@ -893,12 +897,14 @@ export class QuireClient {
     return result;
   }
 
+  /** `POST /api/ask`: `question` answered from the vault's index (from one note or PDF alone with `options.note`). */
   ask(question: string, options: AskOptions, onText: (text: string) => void, signal?: AbortSignal): Promise<Answer> {
-    const body: { question: string; mode?: SearchMode; retriever?: Retriever; conversation?: string; expand?: boolean } = { question };
+    const body: { question: string; mode?: SearchMode; retriever?: Retriever; conversation?: string; expand?: boolean; note?: string } = { question };
     if (options.mode) body.mode = options.mode;
     if (options.retriever) body.retriever = options.retriever;
     if (options.conversation) body.conversation = options.conversation;
     if (options.expand) body.expand = true;
+    if (options.note) body.note = options.note;
     return this.generate<Answer>("/api/ask", body, onText, signal);
   }
 

@@ -1,7 +1,8 @@
 /**
  * "Ask your vault": a conversation with the notes. Each answer streams in as plain text while
  * the server writes it, then is rendered as Markdown, with its checked citations linked to
- * source cards that open the note at the cited lines. A stop button cancels the request.
+ * source cards that open the note at the cited lines (a PDF at the cited page). A stop button
+ * cancels the request.
  *
  * The server keeps the conversation (`POST /api/ask` answers with a `conversation` id, sent back
  * with each follow-up): the model sees the earlier turns, and a passage keeps its id (`S2`) for
@@ -24,6 +25,7 @@ import { abortError, isAbort, QuireError, type Answer, type Retriever, type Sour
 import { answeredBy, answerWarnings, kindLabel, linkCitations, openInternalLinks, renderSourceCards, safeMarkdown } from "./answer";
 import { conversationProposal, type Turn } from "./conversation-note";
 import type { QuireHost } from "./host";
+import { openPdfPage } from "./open-note";
 
 export const ASK_VIEW = "quire-ask";
 
@@ -361,7 +363,9 @@ export class AskView extends ItemView {
     this.scrollToEnd();
   }
 
+  /** Opens a card's passage: a note at its lines, a PDF at its page. */
   private openSource(card: SourceCard): Promise<void> {
+    if (card.page) return openPdfPage(this.app, card.path, card.page);
     return this.host.openNote(card.path, { start: card.start_line, end: card.end_line });
   }
 }

@@ -1,33 +1,56 @@
 /**
- * "Ask this document": a question answered from one document alone, the note in the editor or
- * a pasted text, through `POST /api/article/ask` (nothing is written; the vault is not searched).
- * The answer streams in as plain text, then is rendered with its citations, and each passage it
- * was given is listed with the lines of the document it holds, the cited ones first; for a note,
- * a passage opens the note at its lines. A PDF is asked through "Ask your vault" instead.
+ * "Ask this document": a question answered from one document alone (nothing is written).
+ *
+ * The note in the editor, or a pasted text, is sent whole to `POST /api/article/ask` (the vault is
+ * not searched); each passage the answer was given is listed with the lines of the document it
+ * holds, the cited ones first, and for a note a passage opens the note at its lines.
+ *
+ * The PDF in the editor is asked through the vault's index, which holds its text page by page:
+ * `POST /api/ask` with the PDF as its `note`, so that only that PDF's passages are used. Its
+ * passages are source cards with their pages, and a card or a citation opens the PDF at its page.
+ * A PDF the index does not have yet is said to be not indexed yet.
+ *
+ * Either way the answer streams in as plain text, then is rendered with its citations; Stop
+ * cancels it.
  */
-import { Component, MarkdownRenderer, Modal, Notice, type App } from "obsidian";
-import { isAbort, QuireError, type ArticleAnswer, type SourceCard } from "./api";
-import { answerWarnings, kindLabel, linkCitations, safeMarkdown } from "./answer";
-import { documentKind, linesOf, PDF_ADVICE, sizeProblem } from "./document";
+import { Component, MarkdownRenderer, Modal, type App } from "obsidian";
+import { isAbort, QuireError, type Answer, type SourceCard } from "./api";
+import { answerWarnings, kindLabel, linkCitations, renderSourceCards, safeMarkdown } from "./answer";
+import { documentKind, linesOf, sizeProblem } from "./document";
 import type { QuireHost } from "./host";
+import { openPdfPage } from "./open-note";
 
 /** The name a pasted text's passages get (`pasted text:3-7`). */
 const PASTED_NAME = "pasted text";
 
-/** Opens "Ask this document" for the active file: its text when it is a note, else an empty text to paste into. */
+/** What is asked: the note in the editor with its text, a pasted text, or a PDF of the vault (through its index). */
+export type AskedDocument = { kind: "note"; path: string; text: string } | { kind: "paste" } | { kind: "pdf"; path: string };
+
+/** Opens "Ask this document" for the active file: a note with its text, a PDF, else an empty text to paste into. */
 export async function askThisDocument(host: QuireHost): Promise<void> {
   const file = host.app.workspace.getActiveFile();
   const kind = documentKind(file);
-  if (kind === "pdf") {
-    new Notice(PDF_ADVICE, 12_000);
-    return;
+  let asked: AskedDocument = { kind: "paste" };
+  if (file && kind === "pdf") asked = { kind, path: file.path };
+  else if (file && kind === "note") asked = { kind, path: file.path, text: await host.app.vault.read(file) };
+  new DocumentAskModal(host.app, host, asked).open();
+}
+
+/** What the dialog says under its title. */
+function introduction(asked: AskedDocument): string {
+  switch (asked.kind) {
+    case "note":
+      return `From the note ${asked.path} alone (not the rest of the vault). Edit the text below to ask about a part of it.`;
+    case "paste":
+      return "Paste the text to ask about: it is read on its own, not with your vault, and nothing is saved.";
+    case "pdf":
+      return `From the PDF ${asked.path} alone, page by page, through the vault's index (not the rest of the vault). A cited page opens the PDF at that page.`;
   }
-  const note = kind === "note" && file ? { path: file.path, text: await host.app.vault.read(file) } : null;
-  new DocumentAskModal(host.app, host, note).open();
 }
 
 export class DocumentAskModal extends Modal {
-  private textEl!: HTMLTextAreaElement;
+  /** The document's text; none for a PDF (the server has its pages). */
+  private textEl: HTMLTextAreaElement | null = null;
   private questionEl!: HTMLTextAreaElement;
   private buttonEl!: HTMLButtonElement;
   private metaEl!: HTMLElement;
@@ -40,31 +63,24 @@ export class DocumentAskModal extends Modal {
   constructor(
     app: App,
     private readonly host: QuireHost,
-    /** The note asked, with its text; null for a pasted text. */
-    private readonly note: { path: string; text: string } | null,
+    private readonly asked: AskedDocument,
   ) {
     super(app);
   }
 
   override onOpen(): void {
     const root = this.contentEl;
+    const pdf = this.asked.kind === "pdf";
     root.addClass("quire-document-ask");
-    this.setTitle("Ask this document");
-    root.createDiv({
-      cls: "quire-document-from",
-      text: this.note
-        ? `From the note ${this.note.path} alone (not the rest of the vault). Edit the text below to ask about a part of it.`
-        : "Paste the text to ask about: it is read on its own, not with your vault, and nothing is saved.",
-    });
-    this.textEl = root.createEl("textarea", {
-      cls: "quire-document-text",
-      placeholder: "Paste the document here…",
-      attr: { rows: 8, "aria-label": "Document" },
-    });
-    this.textEl.value = this.note?.text ?? "";
+    this.setTitle(pdf ? "Ask this PDF" : "Ask this document");
+    root.createDiv({ cls: "quire-document-from", text: introduction(this.asked) });
+    if (!pdf) {
+      this.textEl = root.createEl("textarea", { cls: "quire-document-text", placeholder: "Paste the document here…", attr: { rows: 8, "aria-label": "Document" } });
+      this.textEl.value = this.asked.kind === "note" ? this.asked.text : "";
+    }
     this.questionEl = root.createEl("textarea", {
       cls: "quire-document-question",
-      placeholder: "Ask a question about this document…",
+      placeholder: pdf ? "Ask a question about this PDF…" : "Ask a question about this document…",
       attr: { rows: 2, "aria-label": "Question" },
     });
     this.questionEl.addEventListener("keydown", (event) => {
@@ -82,9 +98,9 @@ export class DocumentAskModal extends Modal {
     this.metaEl = answer.createDiv({ cls: "quire-answer-meta" });
     this.warningsEl = answer.createEl("ul", { cls: "quire-warnings" });
     this.bodyEl = answer.createDiv({ cls: "quire-answer-body" });
-    this.sourcesEl = answer.createEl("ul", { cls: "quire-document-sources" });
+    this.sourcesEl = answer.createEl("ul", { cls: pdf ? "quire-sources" : "quire-document-sources" });
     this.rendered.load();
-    (this.note ? this.questionEl : this.textEl).focus();
+    (this.asked.kind === "paste" ? this.textEl : this.questionEl)?.focus();
   }
 
   override onClose(): void {
@@ -93,12 +109,12 @@ export class DocumentAskModal extends Modal {
     this.contentEl.empty();
   }
 
-  /** Asks the question of the text in the dialog; resolves when the answer is complete, stopped or refused. */
+  /** Asks the question of the document; resolves when the answer is complete, stopped or refused. */
   async ask(): Promise<void> {
-    const text = this.textEl.value;
-    const question = this.questionEl.value.trim();
     if (this.running) return;
-    if (!text.trim()) {
+    const text = this.textEl?.value ?? "";
+    const question = this.questionEl.value.trim();
+    if (this.textEl && !text.trim()) {
       this.metaEl.setText("Paste the document first.");
       return;
     }
@@ -106,8 +122,7 @@ export class DocumentAskModal extends Modal {
       this.metaEl.setText("Write a question first.");
       return;
     }
-    const name = this.note?.path ?? PASTED_NAME;
-    const tooLong = sizeProblem(text, name, question);
+    const tooLong = this.textEl ? sizeProblem(text, this.name(), question) : null;
     this.warningsEl.empty();
     this.sourcesEl.empty();
     this.bodyEl.empty();
@@ -120,27 +135,21 @@ export class DocumentAskModal extends Modal {
     const controller = new AbortController();
     this.running = controller;
     this.setButton(true);
-    this.metaEl.setText("Reading the document…");
+    this.metaEl.setText(this.asked.kind === "pdf" ? "Finding the pages…" : "Reading the document…");
     this.bodyEl.addClass("is-streaming");
     let streamed = "";
+    const onText = (piece: string) => {
+      if (!streamed) this.metaEl.setText("Writing…");
+      streamed += piece;
+      this.bodyEl.setText(streamed);
+    };
     try {
-      const answer = await this.host.client().askArticle(
-        text,
-        name,
-        question,
-        (piece) => {
-          if (!streamed) this.metaEl.setText("Writing…");
-          streamed += piece;
-          this.bodyEl.setText(streamed);
-        },
-        controller.signal,
-      );
-      await this.showAnswer(answer, text);
+      await this.showAnswer(await this.send(text, question, onText, controller.signal), text);
     } catch (error) {
       this.bodyEl.removeClass("is-streaming");
       if (isAbort(error)) this.metaEl.setText(streamed ? "Stopped. The answer above is incomplete." : "Stopped.");
       else {
-        this.metaEl.setText(problem(error));
+        this.metaEl.setText(problem(error, this.asked));
         this.bodyEl.addClass("is-error");
       }
     } finally {
@@ -151,47 +160,71 @@ export class DocumentAskModal extends Modal {
     }
   }
 
+  /** The name the document's passages get: the note's path, or `pasted text`. */
+  private name(): string {
+    return this.asked.kind === "paste" ? PASTED_NAME : this.asked.path;
+  }
+
+  /** The request for the answer: a PDF through the vault's index, a text on its own. */
+  private send(text: string, question: string, onText: (text: string) => void, signal: AbortSignal): Promise<Answer> {
+    const client = this.host.client();
+    if (this.asked.kind === "pdf") return client.ask(question, { note: this.asked.path, mode: this.host.settings.searchMode }, onText, signal);
+    return client.askArticle(text, this.name(), question, onText, signal);
+  }
+
   private setButton(running: boolean): void {
     this.buttonEl.setText(running ? "Stop" : "Ask");
     this.buttonEl.toggleClass("mod-cta", !running);
     this.buttonEl.toggleClass("mod-warning", running);
   }
 
-  private async showAnswer(answer: ArticleAnswer, text: string): Promise<void> {
-    this.metaEl.setText(kindLabel(answer.kind, answer.model).replace(/your notes/g, "this document"));
+  private async showAnswer(answer: Answer, text: string): Promise<void> {
+    const pdf = this.asked.kind === "pdf";
+    this.metaEl.setText(kindLabel(answer.kind, answer.model).replace(/your notes/g, pdf ? "this PDF" : "this document"));
     for (const warning of answerWarnings(answer.warnings, answer.invalid_citations)) this.warningsEl.createEl("li", { cls: "quire-warning", text: warning });
     this.bodyEl.empty();
     this.bodyEl.removeClass("is-streaming");
     await MarkdownRenderer.render(this.app, safeMarkdown(answer.answer), this.bodyEl, "", this.rendered);
-    const items = this.renderSources(answer.sources, text);
+    const items = pdf ? renderSourceCards(this.sourcesEl, answer.sources, (card) => this.openPage(card)) : this.renderSources(answer.sources, text);
     const citable = new Set(answer.kind === "generated" ? answer.citations.map((c) => c.id) : []);
     linkCitations(this.bodyEl, citable, (id) => {
+      const source = answer.sources.find((s) => s.id === id);
+      if (pdf && source) {
+        this.openPage(source);
+        return;
+      }
       const item = items.get(id);
       item?.addClass("is-flashing");
       window.setTimeout(() => item?.removeClass("is-flashing"), 1200);
     });
   }
 
+  /** Closes the dialog and opens the PDF at the card's page. */
+  private openPage(card: SourceCard): void {
+    this.close();
+    void (card.page ? openPdfPage(this.app, card.path, card.page) : this.host.openNote(card.path));
+  }
+
   /** The passages the answer was given, the cited ones first, each with the document's lines it holds. */
   private renderSources(sources: readonly SourceCard[], text: string): Map<string, HTMLElement> {
     const items = new Map<string, HTMLElement>();
     const ordered = [...sources.filter((s) => s.cited), ...sources.filter((s) => !s.cited)];
+    const note = this.asked.kind === "note" ? this.asked.path : null;
     for (const source of ordered) {
       const item = this.sourcesEl.createEl("li", { cls: "quire-document-source", attr: { "data-source": source.id } });
       item.toggleClass("is-cited", source.cited);
       const head = item.createDiv({ cls: "quire-source-head" });
       head.createSpan({ cls: "quire-source-id", text: source.id });
       const where = source.start_line === source.end_line ? `line ${source.start_line}` : `lines ${source.start_line}–${source.end_line}`;
-      const place = head.createEl(this.note ? "a" : "span", { cls: "quire-lines", text: where });
+      const place = head.createEl(note ? "a" : "span", { cls: "quire-lines", text: where });
       if (source.cited) head.createSpan({ cls: "quire-tag", text: "cited" });
-      if (this.note && place instanceof HTMLAnchorElement) {
-        const path = this.note.path;
+      if (note && place instanceof HTMLAnchorElement) {
         place.href = "#";
-        place.setAttr("title", `Open ${path} at ${where}`);
+        place.setAttr("title", `Open ${note} at ${where}`);
         place.addEventListener("click", (event) => {
           event.preventDefault();
           this.close();
-          void this.host.openNote(path, { start: source.start_line, end: source.end_line });
+          void this.host.openNote(note, { start: source.start_line, end: source.end_line });
         });
       }
       item.createEl("pre", { cls: "quire-document-lines", text: linesOf(text, source.start_line, source.end_line) });
@@ -201,11 +234,15 @@ export class DocumentAskModal extends Modal {
   }
 }
 
-function problem(error: unknown): string {
+function problem(error: unknown, asked: AskedDocument): string {
   if (!(error instanceof QuireError)) return String(error);
   switch (error.code) {
     case "unreachable":
       return `${error.message}. It reconnects by itself; see the status bar.`;
+    case "note_not_found":
+      return asked.kind === "pdf"
+        ? `${asked.path} is not indexed yet. quire reads a PDF's text page by page when it syncs the vault: wait for the sync to finish (see the status bar), or run \`quire scan\` to see whether the PDF was read or skipped, and why (a scanned PDF without a text layer has nothing to read).`
+        : error.message;
     case "payload_too_large":
       return "The document is too long for the server (64 KiB with the question): ask about a part of it.";
     case "busy":

@@ -1,17 +1,14 @@
 /**
- * "Ask this document", the parts without a view: which file can be asked this way, whether a
- * document and its question fit in one request to `POST /api/article/ask` (64 KiB with the JSON
- * around them), and the lines of the document a citation points at.
+ * "Ask this document", the parts without a view: which file can be asked this way (a note by its
+ * text, a PDF through the vault's index), whether a document and its question fit in one request
+ * to `POST /api/article/ask` (64 KiB with the JSON around them), and the lines of the document a
+ * citation points at.
  */
 
 /** The server's limit on a request body, in bytes. */
 export const BODY_LIMIT = 65_536;
 
-/** What the PDF in the editor is asked through instead: the vault's index has it, page by page. */
-export const PDF_ADVICE =
-  'A PDF in the vault is asked through "Ask your vault": quire indexes its text page by page, and the answer cites it as file.pdf#page=N. "Ask this document" takes a note\'s text or a pasted text.';
-
-/** How the active file is asked: a note's text, a PDF (through the vault), or a pasted text (no file, or another kind). */
+/** How the active file is asked: a note's text, a PDF (through the vault's index, page by page), or a pasted text (no file, or another kind). */
 export type DocumentKind = "note" | "pdf" | "paste";
 
 export function documentKind(file: { extension: string } | null): DocumentKind {

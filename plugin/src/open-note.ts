@@ -1,7 +1,7 @@
 /**
  * Opening a note the server named at the lines it named: in the editor, with the cursor on the
- * first line and the range scrolled into the middle of the view; and a file the server just
- * wrote (the vault map's canvas), once Obsidian has noticed it.
+ * first line and the range scrolled into the middle of the view; a PDF at the page it named; and
+ * a file the server just wrote (the vault map's canvas), once Obsidian has noticed it.
  */
 import { type App, MarkdownView, Notice } from "obsidian";
 import type { LineRange } from "./host";
@@ -22,6 +22,11 @@ export async function openNoteAt(app: App, path: string, lines?: LineRange): Pro
   const from = { line: Math.min(line, editor.lastLine()), ch: 0 };
   editor.setCursor(from);
   editor.scrollIntoView({ from, to: { line: last, ch: editor.getLine(last).length } }, true);
+}
+
+/** Opens a PDF of the vault at `page` (1-based), as a `[[file.pdf#page=N]]` link does. */
+export function openPdfPage(app: App, path: string, page: number): Promise<void> {
+  return app.workspace.openLinkText(`${path}#page=${page}`, "", false);
 }
 
 /** How long a file just written by the server may take to reach Obsidian's vault (its watcher), in milliseconds. */

@@ -109,6 +109,12 @@ describe("renderSourceCards", () => {
     cards.get("S3")?.click();
     expect(open).toHaveBeenCalledWith(expect.objectContaining({ id: "S3" }));
   });
+  it("says a PDF's page instead of the lines of its extracted text", () => {
+    const list = createEl("ul");
+    const page = { id: "S1", path: "Papers/Kelp.pdf", title: "Kelp", heading_path: ["Page 2"], start_line: 6, end_line: 9, page: 2, link: "[[Kelp.pdf#page=2]]", cited: true };
+    const cards = renderSourceCards(list, [page], vi.fn());
+    expect(cards.get("S1")?.querySelector(".quire-lines")?.textContent).toBe("Papers/Kelp.pdf, page 2");
+  });
 });
 
 describe("renderSnippet", () => {

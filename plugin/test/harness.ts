@@ -4,7 +4,8 @@
  * drafts, and the built plugin (main.js) loaded into the shim app as Obsidian loads it.
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createServer, get, request, type Server } from "node:http";
 import { createRequire } from "node:module";
 import { createServer as createNetServer, type AddressInfo } from "node:net";
@@ -40,6 +41,20 @@ export function makeVault(options: { embeddings?: string; index?: boolean } = {}
   else args.push("--no-embeddings");
   if (options.index !== false) buildIndex(args);
   return { dir, vault, index, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * Every file under `root` (dot folders too), by path relative to it, with the sha256 of its
+ * bytes: equal before and after means nothing was written, renamed or deleted.
+ */
+export function treeBytes(root: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const entry of readdirSync(root, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const path = join(entry.parentPath, entry.name);
+    out[path.slice(root.length + 1)] = createHash("sha256").update(readFileSync(path)).digest("hex");
+  }
+  return out;
 }
 
 /** `quire index` with these global flags. */

@@ -221,16 +221,21 @@ export class Vault extends Events implements Pick<O.Vault, "adapter" | "getName"
   }
 }
 
-/** The vault-relative paths of the Markdown files under `root` (dot folders left out, as Obsidian does). */
-function markdownPaths(root: string, folder = ""): string[] {
+/** The vault-relative paths of the files under `root`, notes and attachments (dot folders left out, as Obsidian does). */
+function filePaths(root: string, folder = ""): string[] {
   const paths: string[] = [];
   for (const entry of readdirSync(join(root, folder), { withFileTypes: true })) {
     if (entry.name.startsWith(".")) continue;
     const path = folder ? `${folder}/${entry.name}` : entry.name;
-    if (entry.isDirectory()) paths.push(...markdownPaths(root, path));
-    else if (entry.name.endsWith(".md")) paths.push(path);
+    if (entry.isDirectory()) paths.push(...filePaths(root, path));
+    else paths.push(path);
   }
   return paths;
+}
+
+/** The name a link gives a file: a note's without `.md`, an attachment's with its extension (`Kelp.pdf`). */
+function linkName(path: string): string {
+  return path.endsWith(".md") ? basename(path, ".md") : basename(path);
 }
 
 // ---- The editor --------------------------------------------------------------------------------
@@ -479,6 +484,22 @@ export class MarkdownView
   }
 }
 
+/**
+ * A PDF open in a leaf, as Obsidian's PDF viewer shows it (a file view of type `pdf`): the shim
+ * reads nothing of it. The page it was opened at is its leaf's `shimEState.subpath` (`#page=2`).
+ */
+export class PdfView extends View implements Pick<O.FileView, "file" | "getViewType" | "getDisplayText"> {
+  file: O.TFile | null = null;
+
+  getViewType(): string {
+    return "pdf";
+  }
+
+  getDisplayText(): string {
+    return this.file?.basename ?? "";
+  }
+}
+
 export class WorkspaceLeaf extends Events implements Pick<O.WorkspaceLeaf, "view" | "openFile" | "setViewState" | "getViewState" | "detach"> {
   view: O.View;
   /** The ephemeral state the leaf was last opened with (`{line}` to scroll to a line). */
@@ -504,14 +525,15 @@ export class WorkspaceLeaf extends Events implements Pick<O.WorkspaceLeaf, "view
     await view.shimOpen();
   }
 
+  /** Opens a file: a PDF in a PDF view, anything else as text in a Markdown view. */
   async openFile(file: O.TFile, openState?: O.OpenViewState): Promise<void> {
     const app = shim<App>(this.shimApp);
-    const text = readFileSync(join(app.shimVault.shimRoot, file.path), "utf8");
-    const view = new MarkdownView(real<O.WorkspaceLeaf>(this), text);
+    const leaf = real<O.WorkspaceLeaf>(this);
+    const view = file.extension === "pdf" ? new PdfView(leaf) : new MarkdownView(leaf, readFileSync(join(app.shimVault.shimRoot, file.path), "utf8"));
     view.file = file;
     await this.#replaceView(view);
     this.shimEState = openState?.eState;
-    if (typeof openState?.eState?.line === "number") view.shimEditor.setCursor({ line: openState.eState.line, ch: 0 });
+    if (view instanceof MarkdownView && typeof openState?.eState?.line === "number") view.shimEditor.setCursor({ line: openState.eState.line, ch: 0 });
     app.shimWorkspace.shimSetActive(this);
     app.shimWorkspace.trigger("file-open", file);
   }
@@ -561,7 +583,7 @@ export class Workspace
 
   getActiveFile(): O.TFile | null {
     const view = this.#lastMain?.view;
-    return view instanceof MarkdownView ? view.file : null;
+    return view instanceof MarkdownView || view instanceof PdfView ? view.file : null;
   }
 
   getActiveViewOfType<T extends O.View>(type: O.Constructor<T>): T | null {
@@ -601,24 +623,28 @@ export class Workspace
   }
 
   /**
-   * Opens the note a wikilink names (`Note`, `Folder/Note`, `Note#Heading`), resolved as
-   * Obsidian resolves links: the exact path, else the note of that name with the shortest path.
-   * Obsidian creates a note for a link to none; the shim never writes the vault, so it throws.
+   * Opens the file a wikilink names (`Note`, `Folder/Note`, `Note#Heading`, `Papers/Kelp.pdf#page=2`),
+   * resolved as Obsidian resolves links: the exact path, else the file of that name (a note's
+   * without `.md`) with the shortest path. The part after `#` is passed on as the ephemeral state's
+   * `subpath`, as Obsidian does (a PDF opens at `#page=N`). Obsidian creates a note for a link to
+   * none; the shim never writes the vault, so it throws.
    */
   async openLinkText(linktext: string, sourcePath: string, newLeaf?: O.PaneType | boolean, openViewState?: O.OpenViewState): Promise<void> {
-    const linkpath = linktext.split("#")[0] ?? "";
+    const [linkpath = "", ...rest] = linktext.split("#");
     const vault = shim<App>(this.#app).shimVault;
-    const notes = markdownPaths(vault.shimRoot);
+    const files = filePaths(vault.shimRoot);
     const wanted = linkpath.toLowerCase();
     const path =
-      notes.find((p) => p === linkpath || p === `${linkpath}.md`) ??
-      notes
-        .filter((p) => basename(p, ".md").toLowerCase() === wanted)
+      files.find((p) => p === linkpath || p === `${linkpath}.md`) ??
+      files
+        .filter((p) => linkName(p).toLowerCase() === wanted)
         .sort((a, b) => a.length - b.length)[0];
     const file = path ? vault.getFileByPath(path) : null;
     if (!file) throw new Error(`the shim does not create notes: no note for [[${linktext}]]`);
     this.shimLinksOpened.push(linktext);
-    await this.getLeaf(newLeaf).openFile(file, openViewState);
+    const subpath = rest.length ? `#${rest.join("#")}` : undefined;
+    const state = subpath ? { ...openViewState, eState: { ...openViewState?.eState, subpath } } : openViewState;
+    await this.getLeaf(newLeaf).openFile(file, state);
   }
 
   #add(side: "main" | "right"): WorkspaceLeaf {

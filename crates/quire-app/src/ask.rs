@@ -63,6 +63,12 @@ pub fn ask_context(
     request: &AskRequest<'_>,
 ) -> Result<FrozenContext, AppError> {
     let mut limits = request.limits;
+    if request.filter.note.is_some() {
+        // One note asked: its passages take the places of the other notes' (the same number
+        // of passages and the same budget in all).
+        limits.chunks_per_note *= limits.notes.max(1);
+        limits.candidate_chunks *= limits.candidate_notes.max(1);
+    }
     let mut retrieval = RetrievalRequest::new(request.query, limits);
     retrieval.filter = request.filter.clone();
     if let Some(note) = &request.filter.note {

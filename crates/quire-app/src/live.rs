@@ -457,11 +457,18 @@ pub fn open_searcher(
     who: &str,
 ) -> Result<Searcher, quire_search::SearchError> {
     match Searcher::open(index) {
-        Err(quire_search::SearchError::Index(quire_index::IndexError::Inconsistent { .. })) => {
+        Err(quire_search::SearchError::Index(
+            error @ (quire_index::IndexError::Inconsistent { .. }
+            | quire_index::IndexError::AnalyzerBehind),
+        )) => {
             if quire_index::repair_fulltext(index, Duration::from_secs(10))? {
-                eprintln!(
-                    "{who}: the full-text index did not match the store (an index run was interrupted): rebuilt it from the store"
-                );
+                let why = match error {
+                    quire_index::IndexError::AnalyzerBehind => {
+                        "was built by an older version of quire's analyzer"
+                    }
+                    _ => "did not match the store (an index run was interrupted)",
+                };
+                eprintln!("{who}: the full-text index {why}: rebuilt it from the store");
             }
             Searcher::open(index)
         }

@@ -127,9 +127,14 @@ impl StatusReport {
             format!("generation  {}", self.generation),
         ];
         if !self.consistent {
-            let error = quire_index::IndexError::Inconsistent {
-                store: self.generation,
-                fulltext: self.fulltext_generation,
+            // Both halves at one generation and still not consistent: the analyzer is behind.
+            let error = if self.fulltext_generation == Some(self.generation) {
+                quire_index::IndexError::AnalyzerBehind
+            } else {
+                quire_index::IndexError::Inconsistent {
+                    store: self.generation,
+                    fulltext: self.fulltext_generation,
+                }
             };
             lines.push(format!("consistent  no: {error}"));
         }

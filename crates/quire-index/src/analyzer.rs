@@ -2,20 +2,28 @@
 //!
 //! As Obsidian-Copilot's BM25 index: HTML is stripped before indexing (see [`strip_html`]), the
 //! possessive `'s` is dropped, English stop words (Lucene's list, as Elasticsearch uses) are removed,
-//! and words are stemmed. Scripts written
+//! and words are stemmed: by the Snowball stemmer of their script's language where a script has
+//! one language Snowball knows (Greek, Russian for Cyrillic, Arabic), else the English one (see
+//! [`ScriptStemmer`]). Scripts written
 //! without spaces between words (Chinese, Japanese, Thai) are cut into overlapping character
 //! bigrams, the usual dictionary-free way to make them searchable; a lone character is kept as is.
 
 use std::sync::LazyLock;
 
+use frostem::Algorithm;
 use quire_vault::parse::is_cjk;
 use tantivy::tokenizer::{
-    Language, LowerCaser, RemoveLongFilter, Stemmer, StopWordFilter, TextAnalyzer, Token,
+    Language, LowerCaser, RemoveLongFilter, StopWordFilter, TextAnalyzer, Token, TokenFilter,
     TokenStream, Tokenizer,
 };
 
 /// The name the analyzer is registered under in the index.
 pub const ANALYZER: &str = "quire_text";
+
+/// The version of the terms [`text_analyzer`] makes. An index whose full text was built with
+/// another version rebuilds it from the store (nothing is chunked or embedded again).
+/// 1: English stemming only; 2: Greek, Cyrillic and Arabic words stemmed in their language.
+pub const ANALYZER_VERSION: u32 = 2;
 
 /// Builds the analyzer: words and CJK bigrams → length cap → lowercase → stop words → stemmer.
 pub fn text_analyzer() -> TextAnalyzer {
@@ -23,11 +31,89 @@ pub fn text_analyzer() -> TextAnalyzer {
         .filter(RemoveLongFilter::limit(48))
         .filter(LowerCaser);
     match StopWordFilter::new(Language::English) {
-        Some(stop) => builder
-            .filter(stop)
-            .filter(Stemmer::new(Language::English))
-            .build(),
-        None => builder.filter(Stemmer::new(Language::English)).build(),
+        Some(stop) => builder.filter(stop).filter(ScriptStemmer).build(),
+        None => builder.filter(ScriptStemmer).build(),
+    }
+}
+
+/// Stems each word with the Snowball stemmer of its script's language: Greek for Greek letters,
+/// Russian for Cyrillic, Arabic for Arabic script, English for anything else (Latin-script
+/// words cannot be told apart by language without a language detector, and English is the
+/// vault's most common language). Written here because tantivy's `Stemmer` takes one language
+/// per analyzer, and a vault mixes languages note by note, often line by line.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ScriptStemmer;
+
+/// The Snowball algorithm for `word`, by the script of its first letter.
+fn algorithm_for(word: &str) -> Algorithm {
+    let first = word.chars().find(|c| c.is_alphabetic()).unwrap_or('a');
+    match first as u32 {
+        0x0370..=0x03FF | 0x1F00..=0x1FFF => Algorithm::Greek,
+        0x0400..=0x052F => Algorithm::Russian,
+        0x0600..=0x06FF | 0x0750..=0x077F => Algorithm::Arabic,
+        _ => Algorithm::English,
+    }
+}
+
+impl TokenFilter for ScriptStemmer {
+    type Tokenizer<T: Tokenizer> = ScriptStemmerFilter<T>;
+
+    fn transform<T: Tokenizer>(self, tokenizer: T) -> ScriptStemmerFilter<T> {
+        ScriptStemmerFilter { inner: tokenizer }
+    }
+}
+
+/// [`ScriptStemmer`] over a tokenizer.
+#[derive(Clone)]
+pub struct ScriptStemmerFilter<T> {
+    inner: T,
+}
+
+impl<T: Tokenizer> Tokenizer for ScriptStemmerFilter<T> {
+    type TokenStream<'a> = ScriptStemmerStream<T::TokenStream<'a>>;
+
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> Self::TokenStream<'a> {
+        ScriptStemmerStream {
+            tail: self.inner.token_stream(text),
+            stemmers: Vec::new(),
+        }
+    }
+}
+
+/// The tokens of a [`ScriptStemmerFilter`], each stemmed; a stemmer is made the first time its
+/// language is met in the text.
+pub struct ScriptStemmerStream<T> {
+    tail: T,
+    stemmers: Vec<(Algorithm, frostem::Stemmer)>,
+}
+
+impl<T: TokenStream> TokenStream for ScriptStemmerStream<T> {
+    fn advance(&mut self) -> bool {
+        if !self.tail.advance() {
+            return false;
+        }
+        let token = self.tail.token_mut();
+        let algorithm = algorithm_for(&token.text);
+        let at = match self.stemmers.iter().position(|(a, _)| *a == algorithm) {
+            Some(at) => at,
+            None => {
+                self.stemmers
+                    .push((algorithm, frostem::Stemmer::new(algorithm)));
+                self.stemmers.len() - 1
+            }
+        };
+        if let std::borrow::Cow::Owned(stemmed) = self.stemmers[at].1.stem(&token.text) {
+            token.text = stemmed;
+        }
+        true
+    }
+
+    fn token(&self) -> &Token {
+        self.tail.token()
+    }
+
+    fn token_mut(&mut self) -> &mut Token {
+        self.tail.token_mut()
     }
 }
 
@@ -195,7 +281,27 @@ mod tests {
 
     #[test]
     fn other_scripts_are_words() {
-        assert_eq!(analyze("Кошка спит"), vec!["кошка", "спит"]);
         assert_eq!(analyze("नमस्ते दुनिया"), vec!["नमस्ते", "दुनिया"]);
+        assert_eq!(analyze("Кошка спит").len(), 2);
+    }
+
+    #[test]
+    fn greek_cyrillic_and_arabic_words_are_stemmed_in_their_language() {
+        // Inflected forms meet at one term, as English ones do.
+        let same = |a: &str, b: &str| {
+            let (x, y) = (analyze(a), analyze(b));
+            assert_eq!(x, y, "{a} / {b}");
+            assert_eq!(x.len(), 1, "{a}");
+        };
+        same("πόλη", "πόλης");
+        same("Κυβέρνηση", "κυβέρνησης");
+        same("книга", "книги");
+        same("библиотеке", "библиотека");
+        same("المكتبة", "مكتبة");
+        // A mixed line: each word by its own script; English words as before.
+        let mixed = analyze("running στις πόλεις");
+        assert_eq!(mixed[0], "run");
+        assert_eq!(mixed.len(), 3);
+        assert_ne!(mixed[2], "πόλεις", "{mixed:?}");
     }
 }

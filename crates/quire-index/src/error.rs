@@ -70,6 +70,12 @@ pub enum IndexError {
         /// The full-text index's generation; `None` before its first commit.
         fulltext: Option<u64>,
     },
+    /// The full text was built by an older analyzer (before Greek, Cyrillic and Arabic words
+    /// were stemmed in their language); the next sync or reader rebuilds it from the store.
+    #[error(
+        "the full-text index was built by an older version of quire's analyzer: run `quire index` to rebuild it (from the store: nothing is embedded again)"
+    )]
+    AnalyzerBehind,
     /// A file or directory of the index could not be created, opened or written.
     #[error("{}: {source}", path.display())]
     Io {

@@ -83,32 +83,48 @@ pub struct Consistency {
     pub store_generation: u64,
     /// `None` before the full-text index's first commit.
     pub fulltext_generation: Option<u64>,
+    /// The full text's terms were made by another analyzer than this build's (see
+    /// [`crate::analyzer::ANALYZER_VERSION`]): a query's terms would not meet them.
+    pub analyzer_behind: bool,
 }
 
 impl Consistency {
-    /// Reads both generations.
+    /// Reads both generations and the analyzer version.
     pub fn read(store: &Store, fulltext: &FullText) -> Result<Consistency, IndexError> {
+        let store_generation = store.generation()?;
         Ok(Consistency {
-            store_generation: store.generation()?,
+            store_generation,
             fulltext_generation: fulltext.generation()?,
+            analyzer_behind: store_generation > 0 && analyzer_behind(store)?,
         })
     }
 
     /// Whether searches over this index see what the store holds.
     pub fn is_consistent(&self) -> bool {
-        match self.fulltext_generation {
-            Some(g) => g == self.store_generation,
-            None => self.store_generation == 0,
-        }
+        !self.analyzer_behind
+            && match self.fulltext_generation {
+                Some(g) => g == self.store_generation,
+                None => self.store_generation == 0,
+            }
     }
 
     /// The error a reader reports for an inconsistent index.
     pub fn error(&self) -> IndexError {
+        if self.analyzer_behind && self.fulltext_generation == Some(self.store_generation) {
+            return IndexError::AnalyzerBehind;
+        }
         IndexError::Inconsistent {
             store: self.store_generation,
             fulltext: self.fulltext_generation,
         }
     }
+}
+
+/// Whether the store says its full text was made by another analyzer than this build's (an
+/// index from before the analyzer was versioned has no key: its terms are version 1's).
+fn analyzer_behind(store: &Store) -> Result<bool, IndexError> {
+    Ok(store.meta(ANALYZER_KEY)?.as_deref()
+        != Some(crate::analyzer::ANALYZER_VERSION.to_string().as_str()))
 }
 
 /// Makes the full-text index match the store again if it does not (rebuilt from the store, no
@@ -140,6 +156,12 @@ pub fn repair_fulltext(
             writer.add(&d)?;
         }
         writer.commit(state.store_generation)?;
+        if state.analyzer_behind {
+            let mut store = store;
+            let tx = store.begin()?;
+            tx.set_meta(ANALYZER_KEY, &crate::analyzer::ANALYZER_VERSION.to_string())?;
+            tx.commit(state.store_generation)?;
+        }
         drop(lock);
         return Ok(true);
     }
@@ -257,6 +279,10 @@ const EMBED_BATCH: usize = 32;
 
 /// The chunker version the stored chunks were made with; another one forces re-chunking.
 const CHUNKER_KEY: &str = "chunker_version";
+
+/// The analyzer version the full-text index was built with
+/// ([`crate::analyzer::ANALYZER_VERSION`]); another one rebuilds the full text from the store.
+const ANALYZER_KEY: &str = "analyzer_version";
 
 /// Brings the index at `location` up to date with the vault at `vault_root`.
 pub fn sync(
@@ -408,7 +434,10 @@ pub fn sync(
         .collect();
     skipped.sort_by(|a, b| a.path.cmp(&b.path));
 
-    let fulltext_behind = fulltext.generation()? != Some(generation) && generation > 0;
+    let analyzer = crate::analyzer::ANALYZER_VERSION.to_string();
+    let analyzer_changed = analyzer_behind(&store)?;
+    let fulltext_behind =
+        (fulltext.generation()? != Some(generation) || analyzer_changed) && generation > 0;
     let nothing_to_do = changed.is_empty()
         && !failures_changed
         && deleted.is_empty()
@@ -447,6 +476,7 @@ pub fn sync(
             None => tx.set_skipped(&skipped)?,
         }
         tx.set_meta(CHUNKER_KEY, &chunker)?;
+        tx.set_meta(ANALYZER_KEY, &analyzer)?;
         tx.set_meta("vault_root", &settings.root.to_string_lossy())?;
         tx.commit(new_generation)?;
         failpoint("after_store_commit");

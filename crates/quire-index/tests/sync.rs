@@ -180,6 +180,60 @@ fn a_full_text_index_behind_the_store_is_rebuilt() {
 }
 
 #[test]
+fn a_full_text_index_of_an_older_analyzer_is_rebuilt_from_the_store() {
+    let f = fixture();
+    run(&f);
+    let before = dump(&f.index);
+    let version = |f: &Fixture| {
+        Store::open(&f.index.store_path())
+            .unwrap()
+            .meta("analyzer_version")
+            .unwrap()
+    };
+    assert_eq!(
+        version(&f),
+        Some(quire_index::analyzer::ANALYZER_VERSION.to_string())
+    );
+    // As an index built before the analyzer stemmed Greek, Cyrillic and Arabic words.
+    {
+        let mut store = Store::open(&f.index.store_path()).unwrap();
+        let tx = store.begin().unwrap();
+        tx.set_meta("analyzer_version", "1").unwrap();
+        tx.commit(1).unwrap();
+    }
+    let rebuilt = run(&f);
+    assert!(rebuilt.fulltext_rebuilt);
+    assert_eq!(rebuilt.notes_indexed, 0, "nothing is read or chunked again");
+    assert_eq!(
+        version(&f),
+        Some(quire_index::analyzer::ANALYZER_VERSION.to_string())
+    );
+    assert_eq!(dump(&f.index), before);
+    // Once rebuilt, the next sync has nothing to do.
+    assert!(!run(&f).fulltext_rebuilt);
+
+    // A reader finds it too: the index is not consistent until the full text is rebuilt.
+    let consistency = |f: &Fixture| {
+        let store = Store::open(&f.index.store_path()).unwrap();
+        let fulltext = FullText::open(&f.index.fulltext_dir()).unwrap();
+        quire_index::Consistency::read(&store, &fulltext).unwrap()
+    };
+    {
+        let mut store = Store::open(&f.index.store_path()).unwrap();
+        let generation = store.generation().unwrap();
+        let tx = store.begin().unwrap();
+        tx.set_meta("analyzer_version", "1").unwrap();
+        tx.commit(generation).unwrap();
+    }
+    let state = consistency(&f);
+    assert!(state.analyzer_behind && !state.is_consistent());
+    assert!(matches!(state.error(), IndexError::AnalyzerBehind));
+    assert!(quire_index::repair_fulltext(&f.index, std::time::Duration::ZERO).unwrap());
+    assert!(consistency(&f).is_consistent());
+    assert_eq!(dump(&f.index), before);
+}
+
+#[test]
 fn a_second_writer_is_refused_with_the_holders_pid() {
     let f = fixture();
     fs::create_dir_all(&f.index.dir).unwrap();

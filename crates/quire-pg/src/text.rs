@@ -1,8 +1,8 @@
 //! Full-text documents and queries for PostgreSQL, built from quire's own analyzer.
 //!
 //! Postgres' text search configurations stem one language and cannot cut Chinese or Japanese
-//! into words; quire's analyzer (`quire_index::analyzer`: English stemming and stop words, CJK
-//! bigrams) already decides what a term is for the local index. So the terms are made here and
+//! into words; quire's analyzer (`quire_index::analyzer`: stemming by each word's script, English
+//! stop words, CJK bigrams) already decides what a term is for the local index. So the terms are made here and
 //! handed to Postgres as `tsvector` and `tsquery` literals, which it takes as given: both
 //! backends match the same words. Pure functions, no I/O.
 
@@ -10,7 +10,7 @@ use quire_index::analyzer::{analyze, strip_html};
 
 /// The version of what this module makes of a text (and of quire's analyzer under it): part
 /// of every note's fingerprint, so a change here rewrites the published terms.
-pub const TERMS_VERSION: &str = "2";
+pub const TERMS_VERSION: &str = "3";
 
 /// Postgres' largest position in a `tsvector` (larger ones are stored as it).
 const MAX_POSITION: usize = 16_383;

@@ -195,6 +195,8 @@ fn asking_one_pdf_keeps_to_its_pages() {
             .map(|s| s["page"].as_u64().unwrap())
             .collect();
         assert!(pages.contains(&2), "{one}");
+        // One note asked: its passages are not held to the two a note gets among others.
+        assert_eq!(pages.len(), 3, "{one}");
         assert_eq!(one["citations"][0]["path"], "Papers/Kelp.pdf", "{one}");
     }
     // A note that is not in the vault is an error that names it.
