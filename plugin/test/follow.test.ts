@@ -7,6 +7,7 @@ import type { QuireHost } from "../src/host";
 import { paragraphAt, paragraphQuery, paragraphRows, QUERY_LIMIT } from "../src/paragraph";
 import { getJson, loadPlugin, makeVault, openNote, startQuire, waitFor, type Loaded, type QuireServer, type TestVault } from "./harness";
 import type { MarkdownView, View } from "./obsidian-shim";
+import { closeBrowser, screenshot } from "./screenshot";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -73,6 +74,7 @@ describe("related notes that follow the writing", () => {
   afterAll(async () => {
     loaded?.unload();
     await server?.stop();
+    await closeBrowser();
     vault?.remove();
   });
 
@@ -125,6 +127,7 @@ describe("related notes that follow the writing", () => {
     // The search's score only orders the rows: it is in the badge's tooltip, not in its text.
     expect(listed.map((r) => r.badges)).toEqual(expected.map(() => ["paragraph"]));
     expect(listed.map((r) => r.tips[0])).toEqual(expected.map((hit) => `Search score ${hit.score.toFixed(2)}. It only orders this list.`));
+    await screenshot("related-follow", pane.containerEl);
 
     // No more requests without more edits; a cursor event on the same paragraph sends none either.
     loaded.app.shimWorkspace.trigger("editor-change", note.editor, note);

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DeepAuditReport, ServerStatus } from "../src/api";
 import { getJson, loadPlugin, postJson, makeVault, startQuire, waitFor, type Loaded, type QuireServer, type TestVault } from "./harness";
 import { MarkdownView, type View } from "./obsidian-shim";
+import { closeBrowser, screenshot } from "./screenshot";
 
 let vault: TestVault;
 let server: QuireServer;
@@ -24,6 +25,7 @@ beforeAll(async () => {
 afterAll(async () => {
   loaded?.unload();
   await server?.stop();
+  await closeBrowser();
   vault?.remove();
 });
 
@@ -211,6 +213,7 @@ describe("vault health", () => {
     expect(old).toBeDefined();
     expect(old?.classList.contains("is-new")).toBe(false);
     expect(old?.querySelector(".quire-health-new")).toBeNull();
+    await screenshot("health-findings", view.containerEl);
   });
 
   it("drops a finding that no longer holds by itself", async () => {

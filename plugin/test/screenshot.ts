@@ -25,13 +25,15 @@ export async function screenshot(name: string, el: Element): Promise<string> {
   try {
     const css = readFileSync(join(PLUGIN_DIR, "test/obsidian-base.css"), "utf8") + readFileSync(join(PLUGIN_DIR, "styles.css"), "utf8");
     // Form values are properties, not attributes: copy them so that the picture shows them (a
-    // select's as its chosen option's `selected`).
+    // checkbox's as `checked`, a select's as its chosen option's `selected`).
     const copy = el.cloneNode(true) as Element;
     const originals = [...el.querySelectorAll("input, textarea")] as (HTMLInputElement | HTMLTextAreaElement)[];
     [...copy.querySelectorAll("input, textarea")].forEach((field, i) => {
-      const value = originals[i]?.value ?? "";
+      const original = originals[i];
+      const value = original?.value ?? "";
       if (field instanceof HTMLTextAreaElement) field.textContent = value;
       else field.setAttribute("value", value);
+      if (original instanceof HTMLInputElement) field.toggleAttribute("checked", original.checked);
     });
     const selects = [...el.querySelectorAll("select")];
     [...copy.querySelectorAll("select")].forEach((select, i) => {

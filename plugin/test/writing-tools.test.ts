@@ -9,6 +9,7 @@ import { conversationPath, conversationText, sourceLink } from "../src/conversat
 import { loadSettings } from "../src/settings";
 import { getJson, key, loadPlugin, makeVault, noticesSince, openNote, postJson, startFakeChat, startQuire, waitFor, type FakeChat, type Loaded, type QuireServer, type TestVault } from "./harness";
 import { Menu, Modal, Notice, type View } from "./obsidian-shim";
+import { closeBrowser, screenshot } from "./screenshot";
 
 const NEEDS_MODEL = "quire: `transform` needs a language model (see `quire config`: a provider, or the local model in a `local-llm` build)";
 const CANCELLED =
@@ -224,6 +225,7 @@ describe("writing tools and saved conversations with a language model", () => {
   afterAll(async () => {
     await teardown(s);
     await chat?.close();
+    await closeBrowser();
   });
 
   it("transforms the selection: the proposal replaces those lines with the model's text", async () => {
@@ -235,6 +237,7 @@ describe("writing tools and saved conversations with a language model", () => {
     const modal = lastModal();
     expect(modal.titleEl.textContent).toBe("Transform lines 13-15");
     (modal.contentEl.querySelector(".quire-tool-instruction") as HTMLTextAreaElement).value = "Make it one line";
+    await screenshot("writing-tool", modal.modalEl);
     button(modal.contentEl, "Use this instruction").click();
     const { pane, proposal } = await shownProposal(s, shown);
     expect(proposal.title).toBe("Rewrite lines 13-15 of Areas/Sleep.md: Make it one line");
