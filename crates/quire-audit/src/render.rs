@@ -91,11 +91,29 @@ fn tag_lines(out: &mut Vec<String>, nodes: &[TagNode], depth: usize) {
 /// The report as a Markdown document.
 pub fn render_markdown(report: &AuditReport) -> String {
     let mut out = String::new();
+    summary(&mut out, report);
+    folders(&mut out, report);
+    tags(&mut out, report);
+    orphans(&mut out, report);
+    dead_ends(&mut out, report);
+    unresolved_links(&mut out, report);
+    unlinked_attachments(&mut out, report);
+    components(&mut out, report);
+    hubs(&mut out, report);
+    note_sizes(&mut out, report);
+    while out.ends_with("\n\n") {
+        out.pop();
+    }
+    out
+}
+
+/// The title and the table of counts.
+fn summary(out: &mut String, report: &AuditReport) {
     let s = &report.summary;
     let o = &report.options;
     out.push_str("# Vault audit\n\n");
     table(
-        &mut out,
+        out,
         &["", "count"],
         [
             ("notes", s.notes),
@@ -122,10 +140,13 @@ pub fn render_markdown(report: &AuditReport) -> String {
         .map(|(name, count)| vec![name.to_string(), count.to_string()])
         .collect(),
     );
+}
 
+/// `## Folders`: a table of the folders, then the notes by folder depth.
+fn folders(out: &mut String, report: &AuditReport) {
     out.push_str("## Folders\n\n");
     table(
-        &mut out,
+        out,
         &["folder", "depth", "notes", "with sub-folders"],
         report
             .folders
@@ -146,101 +167,129 @@ pub fn render_markdown(report: &AuditReport) -> String {
         .map(|d| format!("{} at depth {}", d.notes, d.depth))
         .collect();
     let _ = writeln!(out, "Notes by folder depth: {}.\n", depths.join(", "));
+}
 
+/// `## Tags`: the tag table and its sub-sections, or "No tags.".
+fn tags(out: &mut String, report: &AuditReport) {
     out.push_str("## Tags\n\n");
     if report.tags.is_empty() {
         out.push_str("No tags.\n\n");
-    } else {
-        table(
-            &mut out,
-            &["tag", "notes", "uses"],
-            report
-                .tags
-                .iter()
-                .map(|t| {
-                    vec![
-                        cell(&code(&format!("#{}", t.name))),
-                        t.notes.to_string(),
-                        t.uses.to_string(),
-                    ]
-                })
-                .collect(),
-        );
-        out.push_str("### Tag hierarchy\n\nNested tags, each level counting the notes tagged with it or below it.\n\n");
-        let nested: Vec<TagNode> = report
-            .tag_tree
-            .iter()
-            .filter(|t| !t.children.is_empty())
-            .cloned()
-            .collect();
-        let mut lines = Vec::new();
-        tag_lines(&mut lines, &nested, 0);
-        if nested.is_empty() {
-            out.push_str("No nested tags.\n\n");
-        } else {
-            let total = lines.len();
-            out.push_str("```\n");
-            for line in lines.iter().take(SHOWN * 2) {
-                let _ = writeln!(out, "{line}");
-            }
-            out.push_str("```\n");
-            if total > SHOWN * 2 {
-                let _ = writeln!(out, "\n… and {} more", total - SHOWN * 2);
-            }
-            out.push('\n');
-        }
-        out.push_str("### Near-duplicate tags\n\n");
-        list(
-            &mut out,
-            report
-                .near_duplicate_tags
-                .iter()
-                .map(|f| {
-                    f.variants
-                        .iter()
-                        .map(|v| format!("{} ({})", code(&format!("#{}", v.name)), v.notes))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                })
-                .collect(),
-            "None: no two tags differ only in case, `-`/`_` or a plural.",
-        );
-        let _ = writeln!(
-            out,
-            "### Tags used by one note ({})\n",
-            report.singleton_tags.len()
-        );
-        list(
-            &mut out,
-            report
-                .singleton_tags
-                .iter()
-                .map(|t| code(&format!("#{t}")))
-                .collect(),
-            "None.",
-        );
+        return;
     }
+    table(
+        out,
+        &["tag", "notes", "uses"],
+        report
+            .tags
+            .iter()
+            .map(|t| {
+                vec![
+                    cell(&code(&format!("#{}", t.name))),
+                    t.notes.to_string(),
+                    t.uses.to_string(),
+                ]
+            })
+            .collect(),
+    );
+    tag_hierarchy(out, report);
+    near_duplicate_tags(out, report);
+    singleton_tags(out, report);
+}
 
+/// `### Tag hierarchy`: the nested tags as an indented tree (cut at twice [`SHOWN`] lines).
+fn tag_hierarchy(out: &mut String, report: &AuditReport) {
+    out.push_str("### Tag hierarchy\n\nNested tags, each level counting the notes tagged with it or below it.\n\n");
+    let nested: Vec<TagNode> = report
+        .tag_tree
+        .iter()
+        .filter(|t| !t.children.is_empty())
+        .cloned()
+        .collect();
+    let mut lines = Vec::new();
+    tag_lines(&mut lines, &nested, 0);
+    if nested.is_empty() {
+        out.push_str("No nested tags.\n\n");
+    } else {
+        let total = lines.len();
+        out.push_str("```\n");
+        for line in lines.iter().take(SHOWN * 2) {
+            let _ = writeln!(out, "{line}");
+        }
+        out.push_str("```\n");
+        if total > SHOWN * 2 {
+            let _ = writeln!(out, "\n… and {} more", total - SHOWN * 2);
+        }
+        out.push('\n');
+    }
+}
+
+/// `### Near-duplicate tags`: each group of variants with their note counts.
+fn near_duplicate_tags(out: &mut String, report: &AuditReport) {
+    out.push_str("### Near-duplicate tags\n\n");
+    list(
+        out,
+        report
+            .near_duplicate_tags
+            .iter()
+            .map(|f| {
+                f.variants
+                    .iter()
+                    .map(|v| format!("{} ({})", code(&format!("#{}", v.name)), v.notes))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
+            .collect(),
+        "None: no two tags differ only in case, `-`/`_` or a plural.",
+    );
+}
+
+/// `### Tags used by one note`.
+fn singleton_tags(out: &mut String, report: &AuditReport) {
+    let _ = writeln!(
+        out,
+        "### Tags used by one note ({})\n",
+        report.singleton_tags.len()
+    );
+    list(
+        out,
+        report
+            .singleton_tags
+            .iter()
+            .map(|t| code(&format!("#{t}")))
+            .collect(),
+        "None.",
+    );
+}
+
+/// `## Orphans`: notes with no link either way.
+fn orphans(out: &mut String, report: &AuditReport) {
     paths_section(
-        &mut out,
+        out,
         "## Orphans",
         "Notes with no link to another note and none from one.",
         &report.orphans,
     );
+}
+
+/// `## Dead ends`: notes linked to that link to no note.
+fn dead_ends(out: &mut String, report: &AuditReport) {
     paths_section(
-        &mut out,
+        out,
         "## Dead ends",
         "Notes that other notes link to, which link to no note.",
         &report.dead_ends,
     );
+}
 
+/// `## Unresolved links`: a table of where each one is and its target.
+fn unresolved_links(out: &mut String, report: &AuditReport) {
     let _ = writeln!(
         out,
         "## Unresolved links ({})\n",
         report.unresolved_links.len()
     );
     table(
-        &mut out,
+        out,
         &["where", "link"],
         report
             .unresolved_links
@@ -253,14 +302,20 @@ pub fn render_markdown(report: &AuditReport) -> String {
             })
             .collect(),
     );
+}
 
+/// `## Attachments no note links to`.
+fn unlinked_attachments(out: &mut String, report: &AuditReport) {
     paths_section(
-        &mut out,
+        out,
         "## Attachments no note links to",
         "",
         &report.unlinked_attachments,
     );
+}
 
+/// `## Link-graph components`: their sizes, then the small islands.
+fn components(out: &mut String, report: &AuditReport) {
     let c = &report.components;
     let _ = writeln!(out, "## Link-graph components ({})\n", c.count);
     let singles = c.sizes.iter().filter(|&&size| size == 1).count();
@@ -282,51 +337,71 @@ pub fn render_markdown(report: &AuditReport) -> String {
         out,
         "### Small islands ({}: 2 to {} notes, apart from the rest)\n",
         c.islands.len(),
-        o.island_max_notes
+        report.options.island_max_notes
     );
     list(
-        &mut out,
+        out,
         c.islands
             .iter()
             .map(|notes| notes.iter().map(|p| code(p)).collect::<Vec<_>>().join(", "))
             .collect(),
         "None.",
     );
+}
 
+/// `## Hubs`: the notes most linked to, then the most linking.
+fn hubs(out: &mut String, report: &AuditReport) {
     out.push_str("## Hubs\n\n");
-    let hubs = |hubs: &[crate::Hub]| {
-        hubs.iter()
-            .map(|h| vec![cell(&code(&h.path)), h.count.to_string()])
-            .collect::<Vec<_>>()
-    };
     out.push_str("### Most linked to\n\n");
     table(
-        &mut out,
+        out,
         &["note", "notes linking to it"],
-        hubs(&report.most_linked),
+        hub_rows(&report.most_linked),
     );
     out.push_str("### Most linking\n\n");
     table(
-        &mut out,
+        out,
         &["note", "notes it links to"],
-        hubs(&report.most_linking),
+        hub_rows(&report.most_linking),
     );
+}
 
+/// A hub ranking's table rows: the note and its count.
+fn hub_rows(hubs: &[crate::Hub]) -> Vec<Vec<String>> {
+    hubs.iter()
+        .map(|h| vec![cell(&code(&h.path)), h.count.to_string()])
+        .collect()
+}
+
+/// `## Note sizes and structure`: empty, oversized and heading-less notes, duplicate titles.
+fn note_sizes(out: &mut String, report: &AuditReport) {
     out.push_str("## Note sizes and structure\n\n");
     paths_section(
-        &mut out,
+        out,
         "### Empty notes",
         "Nothing but whitespace after the frontmatter.",
         &report.empty_notes,
     );
+    oversized_notes(out, report);
+    paths_section(
+        out,
+        "### Notes without headings",
+        "",
+        &report.notes_without_headings,
+    );
+    duplicate_titles(out, report);
+}
+
+/// `### Oversized notes`: a table of their words and bytes.
+fn oversized_notes(out: &mut String, report: &AuditReport) {
     let _ = writeln!(
         out,
         "### Oversized notes ({}: over {} words)\n",
         report.oversized_notes.len(),
-        o.oversized_words
+        report.options.oversized_words
     );
     table(
-        &mut out,
+        out,
         &["note", "words", "bytes"],
         report
             .oversized_notes
@@ -340,19 +415,17 @@ pub fn render_markdown(report: &AuditReport) -> String {
             })
             .collect(),
     );
-    paths_section(
-        &mut out,
-        "### Notes without headings",
-        "",
-        &report.notes_without_headings,
-    );
+}
+
+/// `### Duplicate titles`: each shared title with the notes that share it.
+fn duplicate_titles(out: &mut String, report: &AuditReport) {
     let _ = writeln!(
         out,
         "### Duplicate titles ({})\n\nTitles (first H1, else the file name) that several notes share, ignoring case.\n",
         report.duplicate_titles.len()
     );
     list(
-        &mut out,
+        out,
         report
             .duplicate_titles
             .iter()
@@ -370,8 +443,4 @@ pub fn render_markdown(report: &AuditReport) -> String {
             .collect(),
         "None.",
     );
-    while out.ends_with("\n\n") {
-        out.pop();
-    }
-    out
 }

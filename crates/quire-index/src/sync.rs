@@ -13,8 +13,10 @@ use std::time::Instant;
 
 use quire_vault::chunk::{ApproxTokenCounter, chunk_note_bounded};
 use quire_vault::document::{document_from_bytes, read_document_bytes, sha256_hex};
-use quire_vault::scan::scan_vault;
-use quire_vault::{Chunk, DocumentKind, Note, OpenOptions, SkipReason, Skipped, VaultSettings};
+use quire_vault::scan::{NoteFile, scan_vault};
+use quire_vault::{
+    Chunk, DocumentKind, Note, OpenOptions, ScanReport, SkipReason, Skipped, VaultSettings,
+};
 use serde::Serialize;
 
 use crate::error::IndexError;
@@ -285,79 +287,233 @@ const CHUNKER_KEY: &str = "chunker_version";
 const ANALYZER_KEY: &str = "analyzer_version";
 
 /// Brings the index at `location` up to date with the vault at `vault_root`.
+///
+/// The phases, in order, each timed in [`SyncPhases`]: open (the writer lock is taken here and
+/// held to the end), scan, read, the store's commit, the full text's commit, embedding, and the
+/// approximate vector index.
 pub fn sync(
     vault_root: &Path,
     location: &IndexLocation,
     options: &SyncOptions,
     progress: &dyn SyncProgress,
 ) -> Result<SyncStats, IndexError> {
-    let started = Instant::now();
-    let mut phases = SyncPhases::default();
-    let mut mark = started;
-    let mut open = options.open.clone();
-    open.skip_dirs.push(location.dir.clone());
-    let settings = VaultSettings::load(vault_root, &open)?;
-    location.create()?;
-    let _lock = WriterLock::acquire(&location.dir)?;
-    let mut store = Store::open(&location.store_path())?;
-    let fulltext = FullText::open(&location.fulltext_dir())?;
-    let generation = store.generation()?;
-
-    let space = options.embedder.as_ref().map(|e| e.space());
-    let model_changed = space_change(&store, space.as_ref())?;
-    let chunker = quire_vault::chunk::CHUNKER_VERSION.to_string();
-    let chunker_changed = store.meta(CHUNKER_KEY)?.is_some_and(|v| v != chunker);
-    let rebuild_all = options.rebuild || chunker_changed;
-
-    phases.open_ms = lap(&mut mark);
-    let targeted = match &options.only {
-        Some(paths) if !rebuild_all => {
-            quire_vault::scan_paths(&settings.root, &settings.scan, paths)?.map(|r| (paths, r))
-        }
-        _ => None,
-    };
-    let (report, only) = match targeted {
-        Some((paths, report)) => (report, Some(paths)),
-        None => (scan_vault(&settings.root, &settings.scan)?, None),
-    };
-    phases.scan_ms = lap(&mut mark);
+    let mut run = Run::open(vault_root, location, options, progress)?;
+    run.phases.open_ms = run.lap();
+    let (report, only) = run.scan()?;
+    run.phases.scan_ms = run.lap();
     failpoint("stall_after_scan");
-    let known: HashMap<String, crate::store::NoteRow> = match only {
-        Some(paths) => store.notes_at(paths)?,
-        None => store.notes()?,
+    let mut changes = run.read(&report, only)?;
+    let fulltext_behind = run.fulltext_behind()?;
+    let nothing_to_do = changes.is_empty() && !fulltext_behind && !run.rebuild_all;
+    run.phases.read_ms = run.lap();
+    let mut new_generation = run.generation;
+    if !nothing_to_do || run.generation == 0 {
+        new_generation = run.generation + 1;
+        run.commit_store(&mut changes, only, new_generation)?;
+        failpoint("after_store_commit");
     }
-    .into_iter()
-    .map(|n| (n.path.clone(), n))
-    .collect();
+    run.record_space(new_generation)?;
+    run.phases.store_ms = run.lap();
+    let rebuild_fulltext = fulltext_behind || run.rebuild_all;
+    run.commit_fulltext(&changes, new_generation, rebuild_fulltext)?;
+    run.phases.fulltext_ms = run.lap();
+    let embedded = run.embed()?;
+    run.phases.embed_ms = run.lap();
+    let ann = run.update_ann();
+    run.phases.ann_ms = run.lap();
+    run.stats(changes, embedded, ann, new_generation, rebuild_fulltext)
+}
 
-    let mut skipped: Vec<Skipped> = report.skipped.clone();
-    // PDFs and canvases that failed (or timed out), by the hash of the bytes that failed: the
-    // same bytes are reported again, not read again.
-    let failed_before = store.failed_documents()?;
-    let mut failures_changed = false;
-    let mut not_retried = 0;
-    let mut changed: Vec<(Note, Vec<Chunk>, u128, u64)> = Vec::new();
-    let mut touched: Vec<(String, u128, u64)> = Vec::new();
-    let mut present: HashSet<String> = HashSet::new();
-    let mut unchanged = 0;
-    let total = report.notes.len();
-    for (n, file) in report.notes.iter().enumerate() {
-        progress.reading(n + 1, total);
-        let previous = known.get(&file.path);
+/// One sync's state, carried from phase to phase. It holds the writer lock from [`Run::open`]
+/// until it is dropped, after everything else (the last field).
+struct Run<'a> {
+    location: &'a IndexLocation,
+    options: &'a SyncOptions,
+    progress: &'a dyn SyncProgress,
+    /// The vault's settings (the index directory skipped).
+    settings: VaultSettings,
+    store: Store,
+    fulltext: FullText,
+    /// The store's generation before the sync.
+    generation: u64,
+    /// The configured embedder's space (`None` without one).
+    space: Option<quire_embed::EmbeddingSpace>,
+    /// See [`SyncStats::model_changed_from`].
+    model_changed: Option<String>,
+    /// This build's chunker version.
+    chunker: String,
+    /// Every note is read again and the full text rebuilt: asked for, or the chunker changed.
+    rebuild_all: bool,
+    /// When the sync started.
+    started: Instant,
+    /// When the current phase started.
+    mark: Instant,
+    phases: SyncPhases,
+    /// The writer lock, let go last.
+    _lock: WriterLock,
+}
+
+/// What reading the scanned files found: what the store's transaction writes, and what the stats
+/// count.
+#[derive(Default)]
+struct Changes {
+    /// New or changed notes, parsed and chunked, with their file's mtime and size.
+    changed: Vec<(Note, Vec<Chunk>, u128, u64)>,
+    /// Notes whose content (sha256) is unchanged under a new mtime or size: only those two are
+    /// written.
+    touched: Vec<(String, u128, u64)>,
+    /// Paths whose file is there and indexed (or about to be).
+    present: HashSet<String>,
+    /// Notes the index knows whose file is gone, or could not be read or parsed.
+    deleted: Vec<String>,
+    /// Notes the store refused (see [`Run::commit_store`]): out of the index like deleted ones,
+    /// but not counted so.
+    refused: Vec<String>,
+    /// Every file left out (by the scan or by this sync).
+    skipped: Vec<Skipped>,
+    /// Notes whose file has the same mtime and size, or the same sha256, as when indexed.
+    unchanged: usize,
+    /// See [`SyncStats::documents_not_retried`].
+    not_retried: usize,
+    /// A PDF or canvas failed with other bytes than the ones remembered.
+    failures_changed: bool,
+}
+
+impl Changes {
+    /// Whether the store has nothing to write (the full text may still be behind).
+    fn is_empty(&self) -> bool {
+        self.changed.is_empty()
+            && !self.failures_changed
+            && self.deleted.is_empty()
+            && self.touched.is_empty()
+    }
+}
+
+impl<'a> Run<'a> {
+    /// Loads the vault's settings, takes the writer lock, opens the store and the full-text index,
+    /// and decides whether to rebuild everything (asked for, or another chunker).
+    fn open(
+        vault_root: &Path,
+        location: &'a IndexLocation,
+        options: &'a SyncOptions,
+        progress: &'a dyn SyncProgress,
+    ) -> Result<Run<'a>, IndexError> {
+        let started = Instant::now();
+        let mut open = options.open.clone();
+        open.skip_dirs.push(location.dir.clone());
+        let settings = VaultSettings::load(vault_root, &open)?;
+        location.create()?;
+        let lock = WriterLock::acquire(&location.dir)?;
+        let store = Store::open(&location.store_path())?;
+        let fulltext = FullText::open(&location.fulltext_dir())?;
+        let generation = store.generation()?;
+
+        let space = options.embedder.as_ref().map(|e| e.space());
+        let model_changed = space_change(&store, space.as_ref())?;
+        let chunker = quire_vault::chunk::CHUNKER_VERSION.to_string();
+        let chunker_changed = store.meta(CHUNKER_KEY)?.is_some_and(|v| v != chunker);
+        let rebuild_all = options.rebuild || chunker_changed;
+        Ok(Run {
+            location,
+            options,
+            progress,
+            settings,
+            store,
+            fulltext,
+            generation,
+            space,
+            model_changed,
+            chunker,
+            rebuild_all,
+            started,
+            mark: started,
+            phases: SyncPhases::default(),
+            _lock: lock,
+        })
+    }
+
+    /// Milliseconds since the current phase started, and the next one started.
+    fn lap(&mut self) -> f64 {
+        lap(&mut self.mark)
+    }
+
+    /// The scan: only [`SyncOptions::only`]'s paths when they alone can be judged (and returned
+    /// with the report), else the whole vault.
+    fn scan(&self) -> Result<(ScanReport, Option<&'a Vec<String>>), IndexError> {
+        let options: &'a SyncOptions = self.options;
+        let targeted = match &options.only {
+            Some(paths) if !self.rebuild_all => {
+                quire_vault::scan_paths(&self.settings.root, &self.settings.scan, paths)?
+                    .map(|r| (paths, r))
+            }
+            _ => None,
+        };
+        Ok(match targeted {
+            Some((paths, report)) => (report, Some(paths)),
+            None => (scan_vault(&self.settings.root, &self.settings.scan)?, None),
+        })
+    }
+
+    /// Compares the scanned files with the store (only the notes at `only`'s paths when it is
+    /// set) and reads, parses and chunks the new or changed ones.
+    fn read(&self, report: &ScanReport, only: Option<&Vec<String>>) -> Result<Changes, IndexError> {
+        let known: HashMap<String, crate::store::NoteRow> = match only {
+            Some(paths) => self.store.notes_at(paths)?,
+            None => self.store.notes()?,
+        }
+        .into_iter()
+        .map(|n| (n.path.clone(), n))
+        .collect();
+
+        let mut changes = Changes {
+            skipped: report.skipped.clone(),
+            ..Changes::default()
+        };
+        // PDFs and canvases that failed (or timed out), by the hash of the bytes that failed: the
+        // same bytes are reported again, not read again.
+        let failed_before = self.store.failed_documents()?;
+        let total = report.notes.len();
+        for (n, file) in report.notes.iter().enumerate() {
+            self.progress.reading(n + 1, total);
+            self.read_file(&mut changes, file, known.get(&file.path), &failed_before);
+        }
+        changes.deleted = known
+            .keys()
+            .filter(|p| !changes.present.contains(*p))
+            .cloned()
+            .collect();
+        changes.skipped.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(changes)
+    }
+
+    /// One scanned file into `changes`: unchanged by mtime and size (or, for a PDF or canvas, by
+    /// the sha256 of its bytes), skipped when unreadable or failed before with the same bytes,
+    /// else parsed and chunked by [`Run::parse_file`]. `previous` is the store's row for it.
+    fn read_file(
+        &self,
+        changes: &mut Changes,
+        file: &NoteFile,
+        previous: Option<&crate::store::NoteRow>,
+        failed_before: &HashMap<String, (String, String)>,
+    ) {
+        let settings = &self.settings;
+        let rebuild_all = self.rebuild_all;
         if !rebuild_all
             && let Some(row) = previous
             && row.mtime_ns == file.mtime_ns
             && row.size == file.size
         {
-            present.insert(file.path.clone());
-            unchanged += 1;
-            continue;
+            changes.present.insert(file.path.clone());
+            changes.unchanged += 1;
+            return;
         }
-        let bytes = match read_document_bytes(&file.abs_path, file.kind, &settings) {
+        let bytes = match read_document_bytes(&file.abs_path, file.kind, settings) {
             Ok(bytes) => bytes,
             Err(reason) => {
-                skipped.push(Skipped::new(file.path.clone(), reason));
-                continue;
+                changes
+                    .skipped
+                    .push(Skipped::new(file.path.clone(), reason));
+                return;
             }
         };
         // A PDF or canvas whose bytes are unchanged is not read again (extraction costs time).
@@ -366,20 +522,38 @@ pub fn sync(
             && !rebuild_all
         {
             if previous.is_some_and(|row| row.sha256 == *digest) {
-                present.insert(file.path.clone());
-                touched.push((file.path.clone(), file.mtime_ns, file.size));
-                unchanged += 1;
-                continue;
+                changes.present.insert(file.path.clone());
+                changes
+                    .touched
+                    .push((file.path.clone(), file.mtime_ns, file.size));
+                changes.unchanged += 1;
+                return;
             }
-            if let Some(remembered) = remembered_failure(&failed_before, &file.path, digest) {
-                skipped.push(remembered);
-                not_retried += 1;
-                continue;
+            if let Some(remembered) = remembered_failure(failed_before, &file.path, digest) {
+                changes.skipped.push(remembered);
+                changes.not_retried += 1;
+                return;
             }
         }
+        self.parse_file(changes, file, previous, bytes, digest, failed_before);
+    }
+
+    /// A file's `bytes` parsed and chunked into `changes` (`digest`: the sha256 of a PDF's or
+    /// canvas's bytes): skipped when the parser or the chunker fails (a document's failure kept
+    /// with its digest), unchanged when the parsed note's sha256 is `previous`'s.
+    fn parse_file(
+        &self,
+        changes: &mut Changes,
+        file: &NoteFile,
+        previous: Option<&crate::store::NoteRow>,
+        bytes: Vec<u8>,
+        digest: Option<String>,
+        failed_before: &HashMap<String, (String, String)>,
+    ) {
+        let settings = &self.settings;
         // A note that makes the parser or chunker fail is skipped and reported; the sync goes on.
         let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            document_from_bytes(&file.path, file.kind, bytes, &settings)
+            document_from_bytes(&file.path, file.kind, bytes, settings)
         }));
         let failure = match parsed {
             Ok(Ok(loaded)) => Ok(loaded),
@@ -389,168 +563,209 @@ pub fn sync(
         let loaded = match (failure, digest) {
             (Ok(loaded), _) => loaded,
             (Err(skip), None) => {
-                skipped.push(skip);
-                continue;
+                changes.skipped.push(skip);
+                return;
             }
             (Err(skip), Some(digest)) => {
-                failures_changed |=
+                changes.failures_changed |=
                     failed_before.get(&file.path).map(|(sha, _)| sha) != Some(&digest);
-                skipped.push(Skipped::failed(skip.path, skip.reason, digest));
-                continue;
+                changes
+                    .skipped
+                    .push(Skipped::failed(skip.path, skip.reason, digest));
+                return;
             }
         };
         if let Some(partial) = loaded.partial {
-            skipped.push(Skipped::new(file.path.clone(), partial));
+            changes
+                .skipped
+                .push(Skipped::new(file.path.clone(), partial));
         }
         let note = loaded.note;
-        present.insert(file.path.clone());
-        if !rebuild_all && previous.is_some_and(|row| row.sha256 == note.sha256) {
-            touched.push((file.path.clone(), file.mtime_ns, file.size));
-            unchanged += 1;
-            continue;
+        changes.present.insert(file.path.clone());
+        if !self.rebuild_all && previous.is_some_and(|row| row.sha256 == note.sha256) {
+            changes
+                .touched
+                .push((file.path.clone(), file.mtime_ns, file.size));
+            changes.unchanged += 1;
+            return;
         }
         let chunked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             chunk_note_bounded(&note, &settings.chunk, &ApproxTokenCounter)
         }));
         let Ok((chunks, truncated)) = chunked else {
-            present.remove(&file.path);
-            skipped.push(note_failed(&file.path, "the chunker failed on it"));
-            continue;
+            changes.present.remove(&file.path);
+            changes
+                .skipped
+                .push(note_failed(&file.path, "the chunker failed on it"));
+            return;
         };
         if truncated {
-            skipped.push(Skipped::new(
+            changes.skipped.push(Skipped::new(
                 file.path.clone(),
                 SkipReason::TooManyChunks {
                     limit: quire_vault::chunk::MAX_CHUNKS_PER_NOTE,
                 },
             ));
         }
-        changed.push((note, chunks, file.mtime_ns, file.size));
+        changes
+            .changed
+            .push((note, chunks, file.mtime_ns, file.size));
     }
-    let deleted: Vec<String> = known
-        .keys()
-        .filter(|p| !present.contains(*p))
-        .cloned()
-        .collect();
-    skipped.sort_by(|a, b| a.path.cmp(&b.path));
 
-    let analyzer = crate::analyzer::ANALYZER_VERSION.to_string();
-    let analyzer_changed = analyzer_behind(&store)?;
-    let fulltext_behind =
-        (fulltext.generation()? != Some(generation) || analyzer_changed) && generation > 0;
-    let nothing_to_do = changed.is_empty()
-        && !failures_changed
-        && deleted.is_empty()
-        && touched.is_empty()
-        && !fulltext_behind
-        && !rebuild_all;
-    phases.read_ms = lap(&mut mark);
-    let mut new_generation = generation;
-    // Notes the store refused (see below): out of the index like deleted ones, but not counted so.
-    let mut failed: Vec<String> = Vec::new();
-    if !nothing_to_do || generation == 0 {
-        new_generation = generation + 1;
-        let tx = store.begin()?;
-        for path in &deleted {
+    /// Whether the full-text index is behind the store (a sync died between its two commits, or
+    /// its terms are another analyzer's), for an index that has been written before.
+    fn fulltext_behind(&self) -> Result<bool, IndexError> {
+        let analyzer_changed = analyzer_behind(&self.store)?;
+        Ok(
+            (self.fulltext.generation()? != Some(self.generation) || analyzer_changed)
+                && self.generation > 0,
+        )
+    }
+
+    /// The store's transaction at `generation`: deleted notes removed, touched ones' mtime and
+    /// size updated, changed ones written, the skipped files (of `only`'s paths when set) and the
+    /// chunker's and analyzer's versions recorded; then committed.
+    fn commit_store(
+        &mut self,
+        changes: &mut Changes,
+        only: Option<&Vec<String>>,
+        generation: u64,
+    ) -> Result<(), IndexError> {
+        let analyzer = crate::analyzer::ANALYZER_VERSION.to_string();
+        let tx = self.store.begin()?;
+        for path in &changes.deleted {
             tx.delete_note(path)?;
         }
-        for (path, mtime, size) in &touched {
+        for (path, mtime, size) in &changes.touched {
             tx.touch_note(path, *mtime, *size)?;
         }
         // One note's rows that the store refuses are rolled back alone (a savepoint); the note is
         // then left out, like a deleted one, and reported, so one note never fails the sync.
-        for (note, chunks, mtime, size) in &changed {
-            if let Err(err) = tx.put_note(note, chunks, *mtime, *size, new_generation) {
+        for (note, chunks, mtime, size) in &changes.changed {
+            if let Err(err) = tx.put_note(note, chunks, *mtime, *size, generation) {
                 tx.delete_note(&note.path)?;
-                skipped.push(note_failed(
+                changes.skipped.push(note_failed(
                     &note.path,
                     &format!("the index refused it: {err}"),
                 ));
-                failed.push(note.path.clone());
+                changes.refused.push(note.path.clone());
             }
         }
-        skipped.sort_by(|a, b| a.path.cmp(&b.path));
-        changed.retain(|(note, ..)| !failed.contains(&note.path));
+        changes.skipped.sort_by(|a, b| a.path.cmp(&b.path));
+        let refused = &changes.refused;
+        changes
+            .changed
+            .retain(|(note, ..)| !refused.contains(&note.path));
         match only {
-            Some(paths) => tx.replace_skipped(paths, &skipped)?,
-            None => tx.set_skipped(&skipped)?,
+            Some(paths) => tx.replace_skipped(paths, &changes.skipped)?,
+            None => tx.set_skipped(&changes.skipped)?,
         }
-        tx.set_meta(CHUNKER_KEY, &chunker)?;
+        tx.set_meta(CHUNKER_KEY, &self.chunker)?;
         tx.set_meta(ANALYZER_KEY, &analyzer)?;
-        tx.set_meta("vault_root", &settings.root.to_string_lossy())?;
-        tx.commit(new_generation)?;
-        failpoint("after_store_commit");
+        tx.set_meta("vault_root", &self.settings.root.to_string_lossy())?;
+        tx.commit(generation)
     }
-    // Record the space when it is new to this index (first use of a model, or a rebuild).
-    if let Some(space) = &space {
-        let json = serde_json::to_string(space).unwrap_or_default();
-        if store.meta(SPACE_KEY)?.as_deref() != Some(json.as_str()) {
-            let tx = store.begin()?;
-            tx.set_meta(SPACE_KEY, &json)?;
-            tx.commit(new_generation)?;
+
+    /// Records the embedding space when it is new to this index (first use of a model, or a
+    /// rebuild), at `generation`.
+    fn record_space(&mut self, generation: u64) -> Result<(), IndexError> {
+        if let Some(space) = &self.space {
+            let json = serde_json::to_string(space).unwrap_or_default();
+            if self.store.meta(SPACE_KEY)?.as_deref() != Some(json.as_str()) {
+                let tx = self.store.begin()?;
+                tx.set_meta(SPACE_KEY, &json)?;
+                tx.commit(generation)?;
+            }
         }
+        Ok(())
     }
 
-    phases.store_ms = lap(&mut mark);
-    // The full-text index follows the store: incrementally when it was at the previous
-    // generation, else rebuilt from the store.
-    let rebuild_fulltext = fulltext_behind || rebuild_all;
-    if new_generation != generation || rebuild_fulltext {
-        let gone: Vec<&String> = deleted.iter().chain(&failed).collect();
-        update_fulltext(
-            &fulltext,
-            &store,
-            rebuild_fulltext,
-            &gone,
-            &changed,
-            new_generation,
-        )?;
+    /// The full-text index follows the store to `generation`: incrementally when it was at the
+    /// previous generation, else (`rebuild`) rebuilt from the store; left alone when neither
+    /// the store moved nor a rebuild is due.
+    fn commit_fulltext(
+        &self,
+        changes: &Changes,
+        generation: u64,
+        rebuild: bool,
+    ) -> Result<(), IndexError> {
+        if generation != self.generation || rebuild {
+            let gone: Vec<&String> = changes.deleted.iter().chain(&changes.refused).collect();
+            update_fulltext(
+                &self.fulltext,
+                &self.store,
+                rebuild,
+                &gone,
+                &changes.changed,
+                generation,
+            )?;
+        }
+        Ok(())
     }
 
-    phases.fulltext_ms = lap(&mut mark);
-    // Embeddings are a cache keyed by (space, content hash): only texts never embedded in this
-    // space are sent to the model, so renames and moved paragraphs cost nothing. Each batch is
-    // committed on its own; an interrupted run leaves fewer vectors, which the next run fills.
-    let embedded = match &options.embedder {
-        Some(embedder) => embed_missing(&mut store, embedder.as_ref(), progress)?,
-        None => 0,
-    };
-    phases.embed_ms = lap(&mut mark);
-    // The approximate index follows the vectors (after them: a crash before this point leaves a
-    // build that covers fewer rows, and readers scan the rest exactly).
-    let ann = options
-        .embedder
-        .as_ref()
-        .map(|embedder| refresh_ann(location, &store, embedder.as_ref(), options.ann));
-    phases.ann_ms = lap(&mut mark);
-    let changed_chunks: usize = changed.iter().map(|(_, c, _, _)| c.len()).sum();
+    /// Embeddings are a cache keyed by (space, content hash): only texts never embedded in this
+    /// space are sent to the model, so renames and moved paragraphs cost nothing. Each batch is
+    /// committed on its own; an interrupted run leaves fewer vectors, which the next run fills.
+    /// Returns how many texts were embedded (0 without an embedder).
+    fn embed(&mut self) -> Result<usize, IndexError> {
+        Ok(match &self.options.embedder {
+            Some(embedder) => embed_missing(&mut self.store, embedder.as_ref(), self.progress)?,
+            None => 0,
+        })
+    }
 
-    Ok(SyncStats {
-        notes_indexed: changed.len(),
-        notes_unchanged: unchanged,
-        notes_deleted: deleted.len(),
-        notes_skipped: skipped
-            .iter()
-            .map(|s| SkippedNote {
-                path: s.path.clone(),
-                reason: s.message.clone(),
-            })
-            .collect(),
-        documents_not_retried: not_retried,
-        model_changed_from: model_changed,
-        chunks_total: store.count(crate::store::Table::Chunks)?,
-        chunks_embedded: embedded,
-        chunks_reused: if options.embedder.is_some() {
-            changed_chunks.saturating_sub(embedded)
-        } else {
-            0
-        },
-        generation: new_generation,
-        fulltext_rebuilt: rebuild_fulltext,
-        ann,
-        seconds: started.elapsed().as_secs_f64(),
-        phases,
-    })
+    /// The approximate index follows the vectors (after them: a crash before this point leaves a
+    /// build that covers fewer rows, and readers scan the rest exactly). `None` without an
+    /// embedder.
+    fn update_ann(&self) -> Option<crate::ann::AnnRefresh> {
+        self.options.embedder.as_ref().map(|embedder| {
+            refresh_ann(
+                self.location,
+                &self.store,
+                embedder.as_ref(),
+                self.options.ann,
+            )
+        })
+    }
+
+    /// What the sync did; the writer lock is let go after it, with the rest of the run.
+    fn stats(
+        self,
+        changes: Changes,
+        embedded: usize,
+        ann: Option<crate::ann::AnnRefresh>,
+        generation: u64,
+        fulltext_rebuilt: bool,
+    ) -> Result<SyncStats, IndexError> {
+        let changed_chunks: usize = changes.changed.iter().map(|(_, c, _, _)| c.len()).sum();
+        Ok(SyncStats {
+            notes_indexed: changes.changed.len(),
+            notes_unchanged: changes.unchanged,
+            notes_deleted: changes.deleted.len(),
+            notes_skipped: changes
+                .skipped
+                .iter()
+                .map(|s| SkippedNote {
+                    path: s.path.clone(),
+                    reason: s.message.clone(),
+                })
+                .collect(),
+            documents_not_retried: changes.not_retried,
+            model_changed_from: self.model_changed,
+            chunks_total: self.store.count(crate::store::Table::Chunks)?,
+            chunks_embedded: embedded,
+            chunks_reused: if self.options.embedder.is_some() {
+                changed_chunks.saturating_sub(embedded)
+            } else {
+                0
+            },
+            generation,
+            fulltext_rebuilt,
+            ann,
+            seconds: self.started.elapsed().as_secs_f64(),
+            phases: self.phases,
+        })
+    }
 }
 
 /// The model the index's vectors came from, when the configured one is another (the user chose

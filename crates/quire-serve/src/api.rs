@@ -30,6 +30,16 @@ const INDEX_WAIT: Duration = Duration::from_secs(5);
 pub(crate) type Params = HashMap<String, String>;
 
 /// Runs blocking work off the async workers.
+/// Cancels the model's work when the request is dropped (the client went away or pressed Stop):
+/// hold it in the handler until the work's answer is in.
+pub(crate) struct CancelOnDrop(pub(crate) quire_app::types::CancelToken);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.cancel();
+    }
+}
+
 pub(crate) async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
 ) -> Result<T, ApiError> {

@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::AppState;
-use crate::api::blocking;
+use crate::api::{CancelOnDrop, blocking};
 use crate::error::ApiError;
 use crate::generate::{body, busy};
 
@@ -40,7 +40,11 @@ pub(crate) async fn deep(
     let permit = Arc::clone(&state.generating)
         .try_acquire_owned()
         .map_err(|_| busy())?;
-    blocking(move || {
+    // A client that goes away (the plugin's Stop) stops the model's work: the notes it reviewed
+    // keep their cached records, so the next run sends only the rest.
+    let guard = CancelOnDrop(CancelToken::new());
+    let cancel = guard.0.clone();
+    let answer = blocking(move || {
         let _permit = permit;
         let snapshot = state.live.vault(WAIT)?;
         let searcher = state.live.searcher(WAIT).ok();
@@ -61,11 +65,13 @@ pub(crate) async fn deep(
             &state.live.index,
             state.chat.as_deref(),
             &options,
-            &CancelToken::new(),
+            &cancel,
             &|_, _| {},
         )?;
         let value = serde_json::to_value(&report).map_err(|e| ApiError::internal(e.to_string()))?;
         Ok(Json(value))
     })
-    .await
+    .await;
+    drop(guard);
+    answer
 }

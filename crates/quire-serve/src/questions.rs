@@ -13,18 +13,9 @@ use quire_app::types::CancelToken;
 use serde_json::Value;
 
 use crate::AppState;
-use crate::api::{blocking, note_path};
+use crate::api::{CancelOnDrop, blocking, note_path};
 use crate::error::ApiError;
 use crate::generate::busy;
-
-/// Cancels the model's work when the request is dropped (the client went away).
-struct CancelOnDrop(CancelToken);
-
-impl Drop for CancelOnDrop {
-    fn drop(&mut self) {
-        self.0.cancel();
-    }
-}
 
 pub(crate) async fn questions(
     State(state): State<Arc<AppState>>,
