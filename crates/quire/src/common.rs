@@ -4,9 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::{Context, Result, bail};
-use quire_embed::Embedder;
-use quire_index::IndexLocation;
+use anyhow::{Context, Result};
+use quire_app::types::{Embedder, IndexLocation};
 use quire_search::Searcher;
 use quire_vault::reasoning::to_canonical_json;
 use quire_vault::{OpenOptions, Vault, VaultError};
@@ -75,47 +74,20 @@ pub(crate) fn print_json(out: &mut String, value: &impl serde::Serialize) {
     out.push_str(&to_canonical_json(value));
 }
 /// The embedding model, if one is available (a missing default model is not an error: quire
-/// then works with BM25 alone and says so).
+/// then works with BM25 alone and says so). The choice is the core's
+/// ([`quire_app::models::load_embedder`]); the flags and the note on stderr are the CLI's.
 pub(crate) fn load_embedder(cli: &Cli) -> Result<Option<Arc<dyn Embedder>>> {
-    if cli.no_embeddings {
-        return Ok(None);
+    let model = cli.model.as_ref().map(|m| m.to_string_lossy().into_owned());
+    let root = vault_root(cli).ok();
+    let loaded = quire_app::models::load_embedder(&quire_app::models::EmbedderChoice {
+        disabled: cli.no_embeddings,
+        model: model.as_deref(),
+        vault_root: root.as_deref(),
+    })?;
+    if let Some(note) = &loaded.note {
+        eprintln!("quire: {note}");
     }
-    // An OpenAI-compatible server when QUIRE_EMBED_BASE_URL is set; else the local model.
-    if let Some(config) = quire_embed::RemoteConfig::from_env() {
-        let url = config.base_url.clone();
-        let remote = quire_embed::RemoteEmbedder::connect(config)
-            .with_context(|| format!("cannot reach the embeddings endpoint {url}"))?;
-        return Ok(Some(Arc::new(remote)));
-    }
-    let (path, chosen) = model_path(cli);
-    if !path.exists() {
-        if chosen {
-            bail!("no model file at {}", path.display());
-        }
-        eprintln!(
-            "quire: no embedding model at {} (run scripts/fetch-model.sh): using BM25 only",
-            path.display()
-        );
-        return Ok(None);
-    }
-    let model = quire_embed::load_local(&path)
-        .with_context(|| format!("cannot load the model {}", path.display()))?;
-    Ok(Some(Arc::from(model)))
-}
-/// The local embedding model's path: `--model`, else the vault's `[embedding] model`, else the
-/// default (`$QUIRE_MODEL` or the fetched file); and whether the user named one.
-pub(crate) fn model_path(cli: &Cli) -> (PathBuf, bool) {
-    if let Some(choice) = &cli.model {
-        return (quire_embed::resolve_model(&choice.to_string_lossy()), true);
-    }
-    let configured = vault_root(cli)
-        .ok()
-        .and_then(|root| quire_vault::config::VaultConfig::load(&root).ok())
-        .and_then(|c| c.embedding.model);
-    match configured {
-        Some(choice) => (quire_embed::resolve_model(&choice), true),
-        None => (quire_embed::default_model_path(), false),
-    }
+    Ok(loaded.embedder)
 }
 /// What similar notes and duplicates say when they cannot run without vectors: with
 /// `--no-embeddings` that the flag is why, not that a model must be fetched.
@@ -180,7 +152,7 @@ pub(crate) struct FilterArgs {
 
 impl FilterArgs {
     /// The index filter these flags name (checked: conditions, days).
-    pub(crate) fn filter(&self) -> Result<quire_index::Filter> {
+    pub(crate) fn filter(&self) -> Result<quire_app::types::Filter> {
         quire_app::ops::search_filter(
             self.folder.clone(),
             self.tag.clone(),

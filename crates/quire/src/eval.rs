@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
-use quire_index::{SyncOptions, sync};
+use quire_app::types::SyncOptions;
 
 use crate::Cli;
 use crate::common::{
@@ -22,17 +22,12 @@ pub(crate) fn test_set(
     out: &mut String,
 ) -> Result<ExitCode> {
     let set = quire_search::eval::TestSet::load(dir)?;
-    let boosts = quire_index::Boosts {
+    let boosts = quire_app::types::Boosts {
         title: title_boost,
         ..Default::default()
     };
     let embedder = match weight_bits()? {
-        Some(bits) => {
-            let path = quire_embed::default_gemma_path();
-            let model = quire_embed::GemmaModel::load_with_bits(&path, 768, bits)
-                .with_context(|| format!("cannot load {}", path.display()))?;
-            Some(std::sync::Arc::new(model) as std::sync::Arc<dyn quire_embed::Embedder>)
-        }
+        Some(bits) => Some(quire_app::models::gemma_with_bits(bits)?),
         None => load_embedder(cli)?,
     };
     let cache = dirs_cache();
@@ -153,7 +148,7 @@ fn hypothetical_answers<'a>(
         let (passage, took) = quire_assist::context::write_expansion(
             model.as_ref(),
             text,
-            &quire_llm::CancelToken::new(),
+            &quire_app::types::CancelToken::new(),
         )?;
         seconds.push(took);
         written.insert(text.to_string(), passage);
@@ -217,7 +212,7 @@ fn reranked_notes<'a>(
             model.as_ref(),
             text,
             &candidates,
-            &quire_llm::CancelToken::new(),
+            &quire_app::types::CancelToken::new(),
         )?;
         seconds.push(took);
         moved += usize::from(order.first().is_some_and(|&i| i != 0));
@@ -283,7 +278,7 @@ pub(crate) fn vault(
         only: None,
     };
     let progress = progress::SyncBar::new(cli.json);
-    sync(&vault.root, &location, &options, &progress)?;
+    quire_app::index::sync(&vault.root, &location, &options, &progress)?;
     progress.finish();
     let searcher = open_searcher(cli, embedder.clone())?;
     let mut modes = vec![quire_search::Mode::Bm25];
@@ -365,7 +360,7 @@ fn render_vault_report(out: &mut String, root: &Path, report: &VaultEvalReport) 
 }
 /// Where `quire eval` caches corpus vectors.
 fn dirs_cache() -> PathBuf {
-    quire_embed::default_model_path()
+    quire_app::models::default_model_path()
         .parent()
         .and_then(Path::parent)
         .map(|p| p.join("eval-cache"))

@@ -4,7 +4,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use quire_index::{SyncOptions, sync};
+use quire_app::types::SyncOptions;
 use quire_search::Searcher;
 
 use crate::Cli;
@@ -21,7 +21,7 @@ pub(crate) fn index(cli: &Cli, rebuild: bool, out: &mut String) -> Result<ExitCo
         only: None,
     };
     let progress = progress::SyncBar::new(cli.json);
-    let stats = sync(&vault_root(cli)?, &location, &options, &progress)?;
+    let stats = quire_app::index::sync(&vault_root(cli)?, &location, &options, &progress)?;
     progress.finish();
     // A team's database gets the new generation once the local index has it.
     let published = match &cli.backend {

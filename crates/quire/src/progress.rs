@@ -31,7 +31,7 @@ impl SyncBar {
     }
 }
 
-impl quire_index::sync::SyncProgress for SyncBar {
+impl quire_app::types::SyncProgress for SyncBar {
     fn reading(&self, done: usize, total: usize) {
         if let Some(bar) = &self.bar {
             bar.set_length(total as u64);

@@ -237,7 +237,8 @@ pub(crate) fn serve(cli: &Cli, flags: ServeFlags<'_>) -> Result<ExitCode> {
     // The same model `quire ask` uses: the configured provider (QUIRE_LLM_PRESET or
     // QUIRE_LLM_BASE_URL), else in a `local-llm` build the fetched local model, else none
     // (extractive answers).
-    let chat: Option<Arc<dyn quire_llm::ChatModel>> = crate::assist::chat_model()?.map(Arc::from);
+    let chat: Option<Arc<dyn quire_app::types::ChatModel>> =
+        crate::assist::chat_model()?.map(Arc::from);
     let mut config = quire_serve::ServeConfig::new(live);
     config.host = flags.host.to_string();
     config.port = flags.port;

@@ -63,7 +63,9 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("quire-serve", &["quire-app"]),
     // Test support: only ever a dev-dependency (checked below).
     ("quire-testkit", &[]),
-    // The binary wires the faces together.
+    // The binary wires the faces together. Its CLI chooses models, syncs and evaluates through
+    // the core (`quire_app::models`, `quire_app::index`); it still reaches the parsed vault,
+    // search and generation below it, and may not reach further down (the index, the models).
     (
         "quire",
         &[
@@ -71,10 +73,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "quire-mcp",
             "quire-serve",
             "quire-vault",
-            "quire-index",
-            "quire-embed",
             "quire-search",
-            "quire-llm",
             "quire-assist",
         ],
     ),

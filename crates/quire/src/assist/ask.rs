@@ -23,7 +23,7 @@ pub(super) struct AskFlags<'a> {
     /// Search, tree descent or auto.
     pub retriever: quire_assist::descent::Retriever,
     /// Only passages of notes that pass this filter.
-    pub filter: quire_index::Filter,
+    pub filter: quire_app::types::Filter,
     /// Only this note's passages (a path or name, resolved in the vault).
     pub note: Option<&'a str>,
     /// Withhold an answer whose cited sentences are not supported (exit 4).

@@ -5,10 +5,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use quire_llm::{EffectiveProvider, ProviderConfig};
+use quire_app::types::{EffectiveProvider, ProviderConfig};
 use serde::Serialize;
 
-use super::{ENV_PRESET, local_model_path};
+use super::ENV_PRESET;
 use crate::Cli;
 use crate::common::{index_location, print_json, vault_root};
 
@@ -39,13 +39,19 @@ fn embeddings(cli: &Cli) -> Embeddings {
             reason: "--no-embeddings",
         };
     }
-    if let Some(remote) = quire_embed::RemoteConfig::from_env() {
+    if let Some(remote) = quire_app::models::remote_embeddings() {
         return Embeddings::Remote {
             base_url: remote.base_url,
             model: remote.model,
         };
     }
-    let (path, _) = crate::common::model_path(cli);
+    let model = cli.model.as_ref().map(|m| m.to_string_lossy().into_owned());
+    let root = vault_root(cli).ok();
+    let (path, _) = quire_app::models::model_path(&quire_app::models::EmbedderChoice {
+        disabled: false,
+        model: model.as_deref(),
+        vault_root: root.as_deref(),
+    });
     let present = path.exists();
     Embeddings::Local { path, present }
 }
@@ -59,7 +65,7 @@ pub(super) fn config(cli: &Cli, out: &mut String) -> Result<ExitCode> {
         index_dir: index.map(|i| i.dir),
         embeddings: embeddings(cli),
         local_llm: if llm.is_none() {
-            local_model_path()
+            quire_app::models::local_model_path()
         } else {
             None
         },

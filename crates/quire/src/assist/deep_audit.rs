@@ -64,7 +64,7 @@ pub(crate) fn run(cli: &Cli, args: &DeepArgs, out: &mut String) -> Result<ExitCo
         dry_run: true,
         ..DeepAuditOptions::default()
     };
-    let cancel = quire_llm::CancelToken::new();
+    let cancel = quire_app::types::CancelToken::new();
     // First the plan, always: what will be sent.
     let planned = deep_audit(
         &vault,

@@ -18,9 +18,9 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
+use quire_app::types::ChatModel;
 use quire_assist::context::ContextLimits;
 use quire_assist::dates::parse_date;
-use quire_llm::{ChatModel, OpenAiCompatible, ProviderConfig};
 use quire_search::Mode;
 
 use crate::Cli;
@@ -451,45 +451,10 @@ fn parse_retriever(text: &str) -> Result<quire_assist::descent::Retriever, Strin
     text.parse()
 }
 
-/// The chat model, or `None` to work offline (extractive answers): the configured provider
-/// first; else, in a build with the `local-llm` feature, the local GGUF model once it has been
-/// fetched (`scripts/fetch-llm.sh`), unless `QUIRE_LLM_LOCAL=0`.
+/// The chat model, or `None` to work offline (extractive answers): chosen by the core
+/// ([`quire_app::models::chat_model`]).
 pub(crate) fn chat_model() -> Result<Option<Box<dyn ChatModel>>> {
-    if let Some(p) = ProviderConfig::from_env()? {
-        return Ok(Some(Box::new(OpenAiCompatible::new(p))));
-    }
-    local_model()
-}
-
-/// The local model file that [`chat_model`] would load, if any.
-#[cfg(feature = "local-llm")]
-pub(super) fn local_model_path() -> Option<PathBuf> {
-    if std::env::var("QUIRE_LLM_LOCAL").is_ok_and(|v| v.trim() == "0") {
-        return None;
-    }
-    Some(quire_llm::default_local_model_path()).filter(|path| path.is_file())
-}
-
-#[cfg(not(feature = "local-llm"))]
-pub(super) fn local_model_path() -> Option<PathBuf> {
-    None
-}
-
-#[cfg(feature = "local-llm")]
-fn local_model() -> Result<Option<Box<dyn ChatModel>>> {
-    use anyhow::Context as _;
-    let Some(path) = local_model_path() else {
-        return Ok(None);
-    };
-    let options = quire_llm::LocalOptions::from_env()?;
-    let model = quire_llm::LocalLlama::load(&path, options)
-        .with_context(|| format!("loading the local model {}", path.display()))?;
-    Ok(Some(Box::new(model)))
-}
-
-#[cfg(not(feature = "local-llm"))]
-fn local_model() -> Result<Option<Box<dyn ChatModel>>> {
-    Ok(None)
+    Ok(quire_app::models::chat_model()?)
 }
 
 pub(super) fn today_or(given: Option<&str>) -> Result<chrono::NaiveDate> {

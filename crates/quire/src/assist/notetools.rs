@@ -8,9 +8,9 @@ use anyhow::{Result, bail};
 use clap::Args;
 use quire_app::notetools::{self, Selection};
 use quire_app::proposals::{Proposal, ProposalStore, Saved};
+use quire_app::types::CancelToken;
 use quire_assist::context::SourceReader;
 use quire_assist::transform::Preset;
-use quire_llm::CancelToken;
 use serde_json::json;
 
 use super::chat_model;
