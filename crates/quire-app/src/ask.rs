@@ -28,6 +28,12 @@ use quire_search::{AnswerIndex, Mode};
 use crate::error::AppError;
 use quire_vault::VaultError;
 
+/// The passage `ask --expand` searches with, written by the model for a question (also what
+/// `quire eval` measures).
+pub use quire_assist::context::write_expansion;
+/// Reorders candidates with the model (measured by `quire eval`, not used to answer).
+pub use quire_assist::rerank::rerank;
+
 /// What to retrieve for one question.
 #[derive(Clone)]
 pub struct AskRequest<'a> {

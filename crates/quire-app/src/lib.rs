@@ -52,6 +52,7 @@ pub mod bounds;
 pub mod deep_audit;
 pub mod draft;
 mod error;
+pub mod eval;
 pub mod findings;
 pub mod index;
 pub mod limits;

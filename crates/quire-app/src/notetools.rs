@@ -15,7 +15,11 @@ use quire_vault::Note;
 use serde::Serialize;
 
 use crate::error::AppError;
+
 use crate::proposals::{Proposal, ProposalStore};
+/// Flashcards as Anki imports them (tab-separated, with tags): how `quire flashcards --anki`
+/// writes them.
+pub use quire_assist::flashcards::anki_tsv;
 
 /// A note as a tool reads it: its path, bytes (the proposal's base) and parse.
 struct Target {

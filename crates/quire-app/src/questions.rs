@@ -21,7 +21,16 @@ use crate::error::AppError;
 use crate::live::{INDEX_WAIT, Live};
 use crate::resolve::{check_request_path, resolve_note_path};
 
-pub use quire_assist::questions::{PassageRef, Scope, Topic};
+pub use quire_assist::questions::{PassageRef, Scope, Topic, ask_questions};
+
+/// The topics of paragraphs read outside the index (an article): `k` by their number, and the
+/// paragraphs grouped into `k` topics by their vectors (each topic's passages).
+pub fn topics_of(
+    paragraphs: Vec<quire_assist::questions::Paragraph>,
+) -> (usize, Vec<Vec<quire_assist::Passage>>) {
+    let k = quire_assist::questions::cluster_count(paragraphs.len());
+    (k, quire_assist::questions::topics(paragraphs, k))
+}
 
 /// The tool's name in errors.
 const QUESTIONS: &str = "questions";

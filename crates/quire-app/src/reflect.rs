@@ -3,7 +3,8 @@
 
 use chrono::NaiveDate;
 use quire_assist::context::SourceReader;
-use quire_assist::dates::{DateRange, parse_date, parse_iso_week};
+pub use quire_assist::dates::parse_date;
+use quire_assist::dates::{DateRange, parse_iso_week};
 use quire_assist::reflect::{Day, daily_notes_in};
 use quire_vault::Skipped;
 

@@ -4,15 +4,20 @@
 
 pub use quire_assist::AssistError;
 pub use quire_assist::FrozenContext;
+pub use quire_assist::ask::{Answer, AnswerKind, Conversation, SourceCard};
 pub use quire_assist::audit::MapOptions;
-pub use quire_assist::context::{ContextLimits, SourceReader};
+pub use quire_assist::context::{ContextLimits, RetrievalReport, SourceReader};
+pub use quire_assist::dates::DateRange;
 pub use quire_assist::descent::Retriever;
+pub use quire_assist::draft::{Draft, DraftTarget};
+pub use quire_assist::rerank::RerankCandidate;
 pub use quire_assist::transform::Preset;
 pub use quire_embed::{EmbedError, Embedder, RemoteConfig};
 pub use quire_index::lock::WriterLock;
 pub use quire_index::sync::SyncProgress;
 pub use quire_index::{Boosts, Filter, IndexError, IndexLocation, SyncOptions, SyncStats};
 pub use quire_llm::{CancelToken, ChatModel, EffectiveProvider, ProviderConfig};
-pub use quire_search::{Mode, SearchError, SearchRequest};
+pub use quire_search::duplicates::DEFAULT_MIN_OVERLAP;
+pub use quire_search::{Mode, SearchError, SearchRequest, SearchResults, Searcher};
 pub use quire_vault::VaultError;
 pub use quire_watch::{WatchError, WatchEvent, WatchHandle};

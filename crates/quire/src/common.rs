@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
+use quire_app::types::Searcher;
 use quire_app::types::{Embedder, IndexLocation};
-use quire_search::Searcher;
 use quire_vault::reasoning::to_canonical_json;
 use quire_vault::{OpenOptions, Vault, VaultError};
 
@@ -91,9 +91,9 @@ pub(crate) fn load_embedder(cli: &Cli) -> Result<Option<Arc<dyn Embedder>>> {
 }
 /// What similar notes and duplicates say when they cannot run without vectors: with
 /// `--no-embeddings` that the flag is why, not that a model must be fetched.
-pub(crate) fn needs_vectors(cli: &Cli, err: quire_search::SearchError) -> anyhow::Error {
+pub(crate) fn needs_vectors(cli: &Cli, err: quire_app::types::SearchError) -> anyhow::Error {
     match err {
-        quire_search::SearchError::NoEmbeddings(_) if cli.no_embeddings => anyhow::anyhow!(
+        quire_app::types::SearchError::NoEmbeddings(_) if cli.no_embeddings => anyhow::anyhow!(
             "this command compares the notes' vectors, and --no-embeddings loads no model: run it without --no-embeddings"
         ),
         other => other.into(),

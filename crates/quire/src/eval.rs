@@ -11,7 +11,7 @@ use crate::common::{
     index_location, load_embedder, open_options, open_searcher, open_vault, print_json,
 };
 use crate::progress;
-use quire_search::vault_eval::VaultEvalReport;
+use quire_app::eval::VaultEvalReport;
 use std::collections::HashMap;
 
 /// `quire eval DIR`: nDCG@10, recall@10/100 and MRR@10 of every retriever on a test set.
@@ -21,7 +21,7 @@ pub(crate) fn test_set(
     title_boost: f32,
     out: &mut String,
 ) -> Result<ExitCode> {
-    let set = quire_search::eval::TestSet::load(dir)?;
+    let set = quire_app::eval::TestSet::load(dir)?;
     let boosts = quire_app::types::Boosts {
         title: title_boost,
         ..Default::default()
@@ -36,7 +36,7 @@ pub(crate) fn test_set(
     } else {
         HashMap::new()
     };
-    let report = quire_search::eval::evaluate(
+    let report = quire_app::eval::evaluate(
         &set,
         boosts,
         embedder.as_deref(),
@@ -110,9 +110,9 @@ fn dimensions() -> Result<Vec<usize>> {
 }
 
 /// The hybrid fusions to compare with the default, from `QUIRE_FUSION` (names separated by
-/// commas, see `quire_search::fusion::Fusion`'s `FromStr`): for reproducing
+/// commas, see `quire_app::eval::Fusion`'s `FromStr`): for reproducing
 /// docs/fusion-variants.md, not a setting.
-fn fusion_variants() -> Result<Vec<(String, quire_search::fusion::Fusion)>> {
+fn fusion_variants() -> Result<Vec<(String, quire_app::eval::Fusion)>> {
     let Ok(list) = std::env::var("QUIRE_FUSION") else {
         return Ok(Vec::new());
     };
@@ -145,7 +145,7 @@ fn hypothetical_answers<'a>(
     let mut seconds = Vec::new();
     for text in queries {
         // The passage `ask --expand` searches with.
-        let (passage, took) = quire_assist::context::write_expansion(
+        let (passage, took) = quire_app::ask::write_expansion(
             model.as_ref(),
             text,
             &quire_app::types::CancelToken::new(),
@@ -167,10 +167,10 @@ fn hypothetical_answers<'a>(
 
 /// With `QUIRE_RERANK=N` (for measuring listwise reranking, not a setting): for each question,
 /// the default hybrid search's first N notes (at most 20) in the order the chat model puts
-/// them ([`quire_assist::rerank`]), by query text; empty otherwise. The model's seconds per
+/// them ([`quire_app::ask::rerank`]), by query text; empty otherwise. The model's seconds per
 /// question go to stderr (median and total), with how often it moved the first note.
 fn reranked_notes<'a>(
-    searcher: &quire_search::Searcher,
+    searcher: &quire_app::types::Searcher,
     queries: impl IntoIterator<Item = &'a str>,
 ) -> Result<HashMap<String, Vec<String>>> {
     let Ok(depth) = std::env::var("QUIRE_RERANK") else {
@@ -191,13 +191,13 @@ fn reranked_notes<'a>(
     let mut seconds = Vec::new();
     let mut moved = 0;
     for text in queries {
-        let mut request = quire_search::SearchRequest::new(text.to_string());
-        request.mode = quire_search::Mode::Hybrid;
+        let mut request = quire_app::types::SearchRequest::new(text.to_string());
+        request.mode = quire_app::types::Mode::Hybrid;
         request.k = depth;
         let found = searcher.search(&request)?.results;
-        let candidates: Vec<quire_assist::rerank::RerankCandidate> = found
+        let candidates: Vec<quire_app::types::RerankCandidate> = found
             .iter()
-            .map(|hit| quire_assist::rerank::RerankCandidate {
+            .map(|hit| quire_app::types::RerankCandidate {
                 path: hit.path.clone(),
                 title: hit.title.clone(),
                 sections: hit
@@ -208,7 +208,7 @@ fn reranked_notes<'a>(
                     .collect(),
             })
             .collect();
-        let (order, took) = quire_assist::rerank::rerank(
+        let (order, took) = quire_app::ask::rerank(
             model.as_ref(),
             text,
             &candidates,
@@ -248,10 +248,10 @@ pub(crate) fn vault(
         Some(file) => {
             let text = std::fs::read_to_string(file)
                 .with_context(|| format!("reading questions from {}", file.display()))?;
-            quire_search::vault_eval::questions_from_jsonl(&text)
+            quire_app::eval::questions_from_jsonl(&text)
                 .with_context(|| format!("questions file {}", file.display()))?
         }
-        None => quire_search::vault_eval::vault_queries(&vault, per_kind),
+        None => quire_app::eval::vault_queries(&vault, per_kind),
     };
     if list {
         if cli.json {
@@ -281,21 +281,24 @@ pub(crate) fn vault(
     quire_app::index::sync(&vault.root, &location, &options, &progress)?;
     progress.finish();
     let searcher = open_searcher(cli, embedder.clone())?;
-    let mut modes = vec![quire_search::Mode::Bm25];
+    let mut modes = vec![quire_app::types::Mode::Bm25];
     if embedder.is_some() && searcher.space()?.is_some() {
-        modes.extend([quire_search::Mode::Vector, quire_search::Mode::Hybrid]);
+        modes.extend([
+            quire_app::types::Mode::Vector,
+            quire_app::types::Mode::Hybrid,
+        ]);
     }
-    let written = if modes.contains(&quire_search::Mode::Hybrid) {
+    let written = if modes.contains(&quire_app::types::Mode::Hybrid) {
         hypothetical_answers(queries.iter().map(|q| q.text.as_str()))?
     } else {
         HashMap::new()
     };
-    let reranked = if modes.contains(&quire_search::Mode::Hybrid) {
+    let reranked = if modes.contains(&quire_app::types::Mode::Hybrid) {
         reranked_notes(&searcher, queries.iter().map(|q| q.text.as_str()))?
     } else {
         HashMap::new()
     };
-    let report = quire_search::vault_eval::evaluate_vault(
+    let report = quire_app::eval::evaluate_vault(
         &searcher,
         &queries,
         &modes,
@@ -319,17 +322,17 @@ fn render_vault_report(out: &mut String, root: &Path, report: &VaultEvalReport) 
         report.queries,
         report
             .queries_by_kind
-            .get(&quire_search::vault_eval::QueryKind::Heading)
+            .get(&quire_app::eval::QueryKind::Heading)
             .copied()
             .unwrap_or(0),
         report
             .queries_by_kind
-            .get(&quire_search::vault_eval::QueryKind::Link)
+            .get(&quire_app::eval::QueryKind::Link)
             .copied()
             .unwrap_or(0),
         report
             .queries_by_kind
-            .get(&quire_search::vault_eval::QueryKind::Question)
+            .get(&quire_app::eval::QueryKind::Question)
             .copied()
             .unwrap_or(0),
     );
@@ -353,8 +356,8 @@ fn render_vault_report(out: &mut String, root: &Path, report: &VaultEvalReport) 
             report.recall_at_10[name],
             report.recall_at_100[name],
             report.mrr_at_10[name],
-            kind(quire_search::vault_eval::QueryKind::Heading),
-            kind(quire_search::vault_eval::QueryKind::Link),
+            kind(quire_app::eval::QueryKind::Heading),
+            kind(quire_app::eval::QueryKind::Link),
         );
     }
 }

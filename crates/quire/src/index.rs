@@ -4,8 +4,8 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Result;
+use quire_app::types::Searcher;
 use quire_app::types::SyncOptions;
-use quire_search::Searcher;
 
 use crate::Cli;
 use crate::common::{index_location, load_embedder, open_options, print_json, vault_root};

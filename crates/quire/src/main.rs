@@ -182,7 +182,7 @@ enum Command {
         k: usize,
         /// hybrid, bm25 or vector (default: hybrid when the index has embeddings, else bm25).
         #[arg(long)]
-        mode: Option<quire_search::Mode>,
+        mode: Option<quire_app::types::Mode>,
         #[command(flatten)]
         filter: common::FilterArgs,
         /// Say why each note ranked where it did: its BM25 rank and score, its vector rank and
@@ -212,7 +212,7 @@ enum Command {
         #[arg(long)]
         threshold: Option<f32>,
         /// Jaccard overlap of the two notes' own text (0 to 1) a pair needs to be flagged.
-        #[arg(long, default_value_t = quire_search::duplicates::DEFAULT_MIN_OVERLAP)]
+        #[arg(long, default_value_t = quire_app::types::DEFAULT_MIN_OVERLAP)]
         min_overlap: f32,
         /// At most this many pairs, largest overlap first.
         #[arg(long, default_value_t = 50)]

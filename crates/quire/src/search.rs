@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use quire_search::{Mode, SearchRequest, SearchResults};
+use quire_app::types::{Mode, SearchRequest, SearchResults};
 use serde_json::json;
 
 use crate::Cli;

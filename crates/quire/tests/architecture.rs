@@ -63,19 +63,11 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("quire-serve", &["quire-app"]),
     // Test support: only ever a dev-dependency (checked below).
     ("quire-testkit", &[]),
-    // The binary wires the faces together. Its CLI chooses models, syncs and evaluates through
-    // the core (`quire_app::models`, `quire_app::index`); it still reaches the parsed vault,
-    // search and generation below it, and may not reach further down (the index, the models).
+    // The binary wires the faces together; its CLI goes through the core (models, sync,
+    // search, generation, measurement) and still reads the vault model below it directly.
     (
         "quire",
-        &[
-            "quire-app",
-            "quire-mcp",
-            "quire-serve",
-            "quire-vault",
-            "quire-search",
-            "quire-assist",
-        ],
+        &["quire-app", "quire-mcp", "quire-serve", "quire-vault"],
     ),
 ];
 

@@ -10,10 +10,8 @@ use anyhow::{Context, Result, bail};
 use quire_app::article::{
     Article, ArticleReport, MAX_ARTICLE_BYTES, VectorCache, article_too_large, decode_article,
 };
-use quire_assist::ask::AnswerKind;
-use quire_assist::context::{ContextLimits, SourceReader};
-use quire_assist::questions;
-use quire_search::Mode;
+use quire_app::types::Mode;
+use quire_app::types::{AnswerKind, ContextLimits, SourceReader};
 use quire_vault::atomic::ReadError;
 use serde_json::json;
 
@@ -139,14 +137,13 @@ pub(super) fn questions(cli: &Cli, file: &Path, out: &mut String) -> Result<Exit
         );
     }
     let n = paragraphs.len();
-    let k = questions::cluster_count(n);
-    let topics = questions::topics(paragraphs, k);
+    let (k, topics) = quire_app::questions::topics_of(paragraphs);
     let model = chat_model()?;
     let mut streaming = Streaming::new(cli);
     let name = article.report.name.clone();
     streaming.text(&format!("{name}: {n} paragraphs in {k} topics\n\n"));
     let asked = streaming.run(|token, on_text| {
-        questions::ask_questions(model.as_deref(), &topics, token, &mut |topic| {
+        quire_app::questions::ask_questions(model.as_deref(), &topics, token, &mut |topic| {
             on_text(&topic_lines(topic))
         })
     })?;
@@ -193,9 +190,9 @@ fn article_line(report: &ArticleReport) -> String {
 }
 
 /// The streaming helper speaks `AssistError`; an application error is carried through it.
-fn into_assist(e: quire_app::AppError) -> quire_assist::AssistError {
+fn into_assist(e: quire_app::AppError) -> quire_app::types::AssistError {
     match e {
         quire_app::AppError::Assist(e) => e,
-        other => quire_assist::AssistError::Unusable(other.to_string()),
+        other => quire_app::types::AssistError::Unusable(other.to_string()),
     }
 }

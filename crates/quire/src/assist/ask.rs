@@ -4,9 +4,10 @@ use std::io::{BufRead, IsTerminal};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use quire_assist::ask::{Answer, AnswerKind, Conversation, SourceCard};
-use quire_assist::context::{ContextLimits, RetrievalReport, SourceReader};
-use quire_search::Mode;
+use quire_app::types::Mode;
+use quire_app::types::{
+    Answer, AnswerKind, ContextLimits, Conversation, RetrievalReport, SourceCard, SourceReader,
+};
 
 use super::streaming::Streaming;
 use super::{ENV_PRESET, EXIT_CANCELLED, chat_model, today_or};
@@ -21,7 +22,7 @@ pub(super) struct AskFlags<'a> {
     pub limits: ContextLimits,
     pub mode: Option<Mode>,
     /// Search, tree descent or auto.
-    pub retriever: quire_assist::descent::Retriever,
+    pub retriever: quire_app::types::Retriever,
     /// Only passages of notes that pass this filter.
     pub filter: quire_app::types::Filter,
     /// Only this note's passages (a path or name, resolved in the vault).

@@ -9,8 +9,7 @@ use anyhow::Result;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use quire_app::deep_audit::{DeepAuditOptions, deep_audit, render_deep_markdown};
-use quire_assist::AssistError;
-use quire_assist::audit::MapOptions;
+use quire_app::types::{AssistError, MapOptions};
 
 use super::streaming::Streaming;
 use super::{EXIT_CANCELLED, chat_model};

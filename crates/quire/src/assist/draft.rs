@@ -4,11 +4,10 @@
 use std::process::ExitCode;
 
 use anyhow::{Result, bail};
+use quire_app::draft::write_draft;
 use quire_app::proposals::{Applied, Proposal};
-use quire_assist::ask::AnswerKind;
-use quire_assist::context::{ContextLimits, SourceReader};
-use quire_assist::draft::{Draft, DraftTarget, write_draft};
-use quire_search::Mode;
+use quire_app::types::Mode;
+use quire_app::types::{AnswerKind, ContextLimits, Draft, DraftTarget, SourceReader};
 use serde::Serialize;
 
 use super::ask::{retrieval_summary, source_cards};

@@ -1,5 +1,5 @@
 //! The generation commands: `ask`, `draft`, `reflect`, `questions`, and `config`. Flags in,
-//! `quire_assist` calls, output out: the answer streams to stdout as it arrives (human mode) or
+//! `quire_app` calls, output out: the answer streams to stdout as it arrives (human mode) or
 //! comes as one JSON object at the end (`--json`). Ctrl-C cancels the request in flight. One
 //! module per command; [`streaming`] is what they share.
 
@@ -18,10 +18,10 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
+use quire_app::reflect::parse_date;
 use quire_app::types::ChatModel;
-use quire_assist::context::ContextLimits;
-use quire_assist::dates::parse_date;
-use quire_search::Mode;
+use quire_app::types::ContextLimits;
+use quire_app::types::Mode;
 
 use crate::Cli;
 
@@ -56,7 +56,7 @@ pub enum AssistCommand {
         /// auto (search, then descend when the evidence is weak or the question is about the
         /// vault's structure). tree and auto need a language model.
         #[arg(long, default_value = "hybrid", value_parser = parse_retriever)]
-        retriever: quire_assist::descent::Retriever,
+        retriever: quire_app::types::Retriever,
         /// Only passages of notes that pass these filters (search; the tree descent sees the
         /// whole vault).
         #[command(flatten)]
@@ -447,7 +447,7 @@ pub fn run(cli: &Cli, command: &AssistCommand, out: &mut String) -> Result<ExitC
 }
 
 /// `--retriever`: hybrid, tree or auto.
-fn parse_retriever(text: &str) -> Result<quire_assist::descent::Retriever, String> {
+fn parse_retriever(text: &str) -> Result<quire_app::types::Retriever, String> {
     text.parse()
 }
 

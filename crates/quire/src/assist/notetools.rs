@@ -9,8 +9,7 @@ use clap::Args;
 use quire_app::notetools::{self, Selection};
 use quire_app::proposals::{Proposal, ProposalStore, Saved};
 use quire_app::types::CancelToken;
-use quire_assist::context::SourceReader;
-use quire_assist::transform::Preset;
+use quire_app::types::{Preset, SourceReader};
 use serde_json::json;
 
 use super::chat_model;
@@ -125,7 +124,7 @@ pub(crate) fn flashcards(
     if let Some(target) = anki {
         let mut tags = outcome.tags.clone();
         tags.push("quire".into());
-        let tsv = quire_assist::flashcards::anki_tsv(&outcome.cards.cards, &tags);
+        let tsv = quire_app::notetools::anki_tsv(&outcome.cards.cards, &tags);
         let saved = quire_app::proposals::save_file(
             reader.root(),
             &index_location(cli)?,
@@ -177,10 +176,10 @@ fn instruction_of(preset: Option<&str>, instruction: Option<&str>) -> Result<Str
 }
 
 /// An application error as the streaming runner takes it (a cancellation stays one).
-fn as_assist(error: quire_app::AppError) -> quire_assist::AssistError {
+fn as_assist(error: quire_app::AppError) -> quire_app::types::AssistError {
     match error {
         quire_app::AppError::Assist(e) => e,
-        other => quire_assist::AssistError::Unusable(other.to_string()),
+        other => quire_app::types::AssistError::Unusable(other.to_string()),
     }
 }
 

@@ -6,8 +6,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use quire_app::AppError;
 use quire_app::questions::{Scope, Topic};
-use quire_assist::ask::AnswerKind;
-use quire_assist::context::SourceReader;
+use quire_app::types::{AnswerKind, SourceReader};
 
 use super::streaming::Streaming;
 use super::{EXIT_CANCELLED, chat_model};

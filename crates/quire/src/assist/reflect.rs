@@ -3,9 +3,8 @@
 use std::process::ExitCode;
 
 use anyhow::Result;
-use quire_assist::context::SourceReader;
-use quire_assist::dates::DateRange;
-use quire_assist::reflect::reflect;
+use quire_app::reflect::write_reflection as reflect;
+use quire_app::types::{DateRange, SourceReader};
 
 use super::streaming::Streaming;
 use super::{EXIT_CANCELLED, chat_model};

@@ -5,8 +5,8 @@ use std::io::Write;
 use std::sync::{Arc, Mutex};
 
 use anyhow::Result;
+use quire_app::types::AssistError;
 use quire_app::types::CancelToken;
-use quire_assist::AssistError;
 
 use super::EXIT_CANCELLED;
 use crate::Cli;
