@@ -12,7 +12,10 @@
  *   records, requests, tokens), then Run: the model reviews every note and the vault as a whole
  *   (one request that answers when done), and the view shows the weak notes, recommendations and
  *   the action plan. The server caches each note's record, so a second run sends only the notes
- *   that changed. Without a model a line says that one enables it.
+ *   that changed. While it runs, Run becomes Stop: it cancels the request (the server then
+ *   cancels the model's work; the notes reviewed so far keep their records, so the next run
+ *   sends only the rest), the status line says so, and the plan's Run can be clicked again.
+ *   Without a model a line says that one enables it.
  *
  * The topics are asked for when the view opens and at each Refresh; the deep audit only when
  * asked. The dry run and the run each take one of the server's two generation slots (429 `busy`
@@ -64,6 +67,8 @@ export class AuditSections {
   private model: string | null | undefined = undefined;
   /** Aborted when the view closes: its requests are no longer waited for. */
   private readonly controller = new AbortController();
+  /** The running deep audit's request: aborted by Stop, and when the view closes. */
+  private runController: AbortController | null = null;
   private timer: number | null = null;
   /** The names the model gave the clusters in the last run, by id, with the notes they named: a dry run has none. */
   private readonly modelNames = new Map<number, { name: string; notes: string }>();
@@ -107,6 +112,7 @@ export class AuditSections {
     this.topicsSequence++;
     this.deepSequence++;
     this.controller.abort();
+    this.runController?.abort();
     this.stopTimer();
   }
 
@@ -317,18 +323,25 @@ export class AuditSections {
     info.setAttr("data-cached", plan.cached);
     info.setAttr("data-to-send", plan.to_send);
     const run = this.deepPlanEl.createEl("button", { cls: "mod-cta quire-deep-run", text: "Run", attr: { type: "button" } });
-    run.addEventListener("click", () => void this.run(run));
+    run.addEventListener("click", () => {
+      if (this.runController) this.runController.abort();
+      else void this.run(run);
+    });
   }
 
-  /** The deep audit itself: one request that answers once the model has reviewed every note. */
+  /**
+   * The deep audit itself: one request that answers once the model has reviewed every note, or
+   * that Stop (the same button) cancels.
+   */
   private async run(button: HTMLButtonElement): Promise<void> {
     if (this.running) return;
     this.running = true;
     const sequence = ++this.deepSequence;
+    const controller = new AbortController();
+    this.runController = controller;
     const start = this.planButton;
     if (start) start.disabled = true;
-    button.disabled = true;
-    button.setText("Running…");
+    setRunButton(button, true);
     this.deepResultEl.empty();
     this.deepPlanEl.querySelector(".quire-deep-status")?.detach();
     const status = this.deepPlanEl.createDiv({ cls: "quire-pane-info quire-deep-status", text: "The language model is reviewing the notes…" });
@@ -337,21 +350,26 @@ export class AuditSections {
     this.timer = window.setInterval(() => status.setText(`The language model is reviewing the notes… ${Math.round((Date.now() - started) / 1000)} s`), 1000);
     let report: DeepAuditReport | null = null;
     try {
-      report = await this.host.client().deepAudit(false, this.controller.signal);
+      report = await this.host.client().deepAudit(false, controller.signal);
     } catch (error) {
-      if (sequence === this.deepSequence && !isAbort(error)) {
-        status.setText(deepProblem(error));
-        status.addClass("is-error");
+      // An abort here is Stop, or the view closing (which left the sequence behind).
+      if (sequence === this.deepSequence) {
+        if (isAbort(error)) {
+          status.setText(stoppedLine(Math.round((Date.now() - started) / 1000)));
+        } else {
+          status.setText(deepProblem(error));
+          status.addClass("is-error");
+        }
       }
     } finally {
       this.running = false;
+      if (this.runController === controller) this.runController = null;
       this.stopTimer();
     }
     if (sequence !== this.deepSequence) return;
     if (start) start.disabled = false;
     if (!report) {
-      button.disabled = false;
-      button.setText("Run");
+      setRunButton(button, false);
       return;
     }
     // The plan is spent: the next one (Deep audit again) counts the records kept by this run.
@@ -413,6 +431,19 @@ export class AuditSections {
     if (this.timer !== null) window.clearInterval(this.timer);
     this.timer = null;
   }
+}
+
+/** The plan's button: Run, or Stop while the deep audit runs. */
+function setRunButton(button: HTMLButtonElement, running: boolean): void {
+  button.disabled = false;
+  button.setText(running ? "Stop" : "Run");
+  button.toggleClass("mod-cta", !running);
+  button.toggleClass("mod-warning", running);
+}
+
+/** What the status line says once Stop cancelled the deep audit. */
+function stoppedLine(seconds: number): string {
+  return `Stopped after ${seconds} s. The notes reviewed so far keep their records, so the next run sends only the rest; Deep audit counts what is left.`;
 }
 
 function problem(error: unknown): string {

@@ -131,8 +131,11 @@ export interface FakeChat {
   url: string;
   /** The pieces of the next answers, one list per request; the last list repeats. */
   script: string[][];
-  /** When set, the answer to each request, made from it and sent in two pieces (the script is not read). */
-  reply?: (request: FakeChat["requests"][number]) => string;
+  /**
+   * When set, the answer to each request, made from it (the script is not read): a string is sent
+   * in two pieces, a list piece by piece (a long list holds the answer open for a while).
+   */
+  reply?: (request: FakeChat["requests"][number]) => string | string[];
   /** Milliseconds between pieces. */
   delayMs: number;
   requests: { messages: { role: string; content: string }[]; stream?: boolean }[];
@@ -153,7 +156,9 @@ export function startFakeChat(script: string[][], delayMs = 150): Promise<FakeCh
         chat.requests.push(asked);
         const replied = chat.reply?.(asked);
         const pieces =
-          replied !== undefined ? [replied.slice(0, 1), replied.slice(1)] : chat.script.length > 1 ? (chat.script.shift() ?? []) : (chat.script[0] ?? []);
+          typeof replied === "string"
+            ? [replied.slice(0, 1), replied.slice(1)]
+            : (replied ?? (chat.script.length > 1 ? (chat.script.shift() ?? []) : (chat.script[0] ?? [])));
         let finished = false;
         response.on("close", () => {
           if (!finished) chat.cancelled++;

@@ -3,16 +3,30 @@
 // the route's; Make a map of content proposes a note that lists the cluster's notes (or says why
 // not); the vault map is a proposal that, once applied in the review pane, is written and opened;
 // the deep audit shows its plan, then the weak notes, recommendations and action plan, failed
-// batches and a failed review honestly, a second plan that counts the cached records, and a busy
-// model.
-import { existsSync, readFileSync } from "node:fs";
+// batches and a failed review honestly, a second plan that counts the cached records, a busy
+// model, and Stop: the request and the model's call are cancelled, the notes reviewed before it
+// keep their records, and the next run sends only the rest.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DeepAuditReport, MocResult, Proposal, ProposalSummary, ServerStatus } from "../src/api";
 import type { QuireHost } from "../src/host";
-import { getJson, loadPlugin, makeVault, postJson, startFakeChat, startQuire, waitFor, type FakeChat, type Loaded, type QuireServer, type TestVault } from "./harness";
+import {
+  getJson,
+  loadPlugin,
+  makeVault,
+  postJson,
+  startFakeChat,
+  startQuire,
+  treeBytes,
+  waitFor,
+  type FakeChat,
+  type Loaded,
+  type QuireServer,
+  type TestVault,
+} from "./harness";
 import { MarkdownView, type View } from "./obsidian-shim";
 import { closeBrowser, screenshot } from "./screenshot";
 
@@ -24,14 +38,21 @@ let vault: TestVault;
 let server: QuireServer;
 let loaded: Loaded;
 
-/** How the scripted model answers the deep audit: a batch with this title fails, the review fails. */
-const script = { failTitle: null as string | null, reviewFails: false };
+/**
+ * How the scripted model answers the deep audit: a batch with `failTitle` fails, the review
+ * fails; a batch with `holdTitle` is answered in `HELD_PIECES` pieces (held open for a while),
+ * and `held` is the titles of the last batch held.
+ */
+const script = { failTitle: null as string | null, reviewFails: false, holdTitle: null as string | null, held: [] as string[] };
+
+/** The pieces of a held answer: at 200 ms apart, 20 s. */
+const HELD_PIECES = 100;
 
 /** The weak note the scripted model finds. */
 const WEAK = "Resources/Loose thought.md";
 
 /** The scripted model: a valid record per note sent (or no JSON for the failing batch), the vault-wide review, an answer to anything else. */
-function reply(asked: FakeChat["requests"][number]): string {
+function reply(asked: FakeChat["requests"][number]): string | string[] {
   const system = asked.messages[0]?.content ?? "";
   const user = asked.messages.find((m) => m.role === "user")?.content ?? "";
   if (system.startsWith("You review notes")) {
@@ -47,7 +68,11 @@ function reply(asked: FakeChat["requests"][number]): string {
       topics: [],
       suggested_links: [],
     }));
-    return JSON.stringify({ records });
+    const json = JSON.stringify({ records });
+    if (!notes.some((n) => n.title === script.holdTitle)) return json;
+    script.held = notes.map((n) => n.title);
+    const size = Math.ceil(json.length / HELD_PIECES);
+    return Array.from({ length: HELD_PIECES }, (_, i) => json.slice(i * size, (i + 1) * size));
   }
   if (system.startsWith("You review a personal knowledge vault")) {
     if (script.reviewFails) return "No JSON today.";
@@ -314,8 +339,9 @@ describe.skipIf(!existsSync(MODEL))("the vault's topics, its map and the deep au
     const sent = chat.requests.length;
     const run = button(view.containerEl, "Run");
     run.click();
-    expect(run.disabled).toBe(true);
-    expect(run.textContent).toBe("Running…");
+    // While it runs, Run is Stop.
+    expect(run.disabled).toBe(false);
+    expect(run.textContent).toBe("Stop");
     expect((view.containerEl.querySelector(".quire-deep-start") as HTMLButtonElement).disabled).toBe(true);
     const summary = await waitFor(() => text(view.containerEl.querySelector(".quire-deep-summary")), "the run", 60_000);
     const requests = chat.requests.length - sent;
@@ -405,4 +431,98 @@ describe.skipIf(!existsSync(MODEL))("the vault's topics, its map and the deep au
     expect(summary).toMatch(new RegExp(`^Done in \\d+ s\\. Sent 0 requests for the notes and 0 for the vault-wide review; ${notes} records from the cache, 1 path that named no note dropped\\.$`));
     expect(chat.requests.length).toBe(before);
   });
+
+  it("stops a deep audit: the request and the model's call are cancelled, the notes reviewed before keep their records, and the next run sends only the rest", async () => {
+    const view = await healthView();
+    // Four new notes to review (every other note has its record), long enough for two requests of two.
+    mkdirSync(join(vault.vault, "Stop"), { recursive: true });
+    for (const n of [1, 2, 3, 4]) writeFileSync(join(vault.vault, "Stop", `Stop test ${n}.md`), longNote(n));
+    const plan = await waitFor(
+      async () => {
+        const planned = (await dryRun()).plan;
+        return planned?.to_send === 4 && planned;
+      },
+      "the server to read the new notes",
+      30_000,
+    );
+    expect(plan.requests).toBe(2);
+    const notes = plan.notes;
+    button(view.containerEl, "Deep audit").click();
+    const line = await waitFor(() => view.containerEl.querySelector<HTMLElement>(".quire-deep-plan-line[data-cached]"), "the plan");
+    expect([line.dataset.cached, line.dataset.toSend]).toEqual([String(notes - 4), "4"]);
+    const files = treeBytes(vault.vault);
+
+    // The request with the last note is held; the other is answered at once.
+    script.holdTitle = "Stop test 4";
+    script.held = [];
+    chat.delayMs = 200;
+    const sent = chat.requests.length;
+    const cancelled = chat.cancelled;
+    const start = view.containerEl.querySelector(".quire-deep-start") as HTMLButtonElement;
+    const run = button(view.containerEl, "Run");
+    try {
+      run.click();
+      expect(run.textContent).toBe("Stop");
+      expect(run.disabled).toBe(false);
+      expect(run.classList.contains("mod-warning")).toBe(true);
+      expect(run.classList.contains("mod-cta")).toBe(false);
+      expect(start.disabled).toBe(true);
+      await waitFor(() => chat.requests.length - sent >= 2 && script.held.length > 0, "both requests of notes");
+      expect(script.held).toContain("Stop test 4");
+      const held = script.held.length;
+      // The request answered has its records kept while the other one is held.
+      await waitFor(async () => (await dryRun()).plan?.cached === notes - held, "the answered request's records", 30_000);
+      const status = view.containerEl.querySelector(".quire-deep-status");
+      expect(text(status)).toMatch(/^The language model is reviewing the notes…/);
+
+      run.click();
+      await waitFor(() => text(status).startsWith("Stopped"), "the stop");
+      expect(text(status)).toMatch(/^Stopped after \d+ s\. The notes reviewed so far keep their records, so the next run sends only the rest; Deep audit counts what is left\.$/);
+      expect(status?.classList.contains("is-error")).toBe(false);
+      expect(run.textContent).toBe("Run");
+      expect(run.disabled).toBe(false);
+      expect(run.classList.contains("mod-cta")).toBe(true);
+      expect(run.classList.contains("mod-warning")).toBe(false);
+      expect(start.disabled).toBe(false);
+      expect(view.containerEl.querySelector(".quire-deep-summary")).toBeNull();
+      // quire saw the client go and cancelled the held call to the model; no review of the vault followed.
+      await waitFor(() => chat.cancelled > cancelled, "quire to cancel the model call", 10_000);
+      expect(chat.cancelled - cancelled).toBe(1);
+      expect(chat.requests.length - sent).toBe(2);
+      // The status line stays (the timer is stopped), and the vault is as it was.
+      await new Promise((r) => setTimeout(r, 1_200));
+      expect(text(status)).toMatch(/^Stopped after /);
+      expect(treeBytes(vault.vault)).toEqual(files);
+
+      // The plan counts the records kept: only the held request's notes are left.
+      button(view.containerEl, "Deep audit").click();
+      const after = await waitFor(() => {
+        const el = view.containerEl.querySelector<HTMLElement>(".quire-deep-plan-line[data-cached]");
+        return el !== line && el;
+      }, "the plan after the stop");
+      expect([after.dataset.cached, after.dataset.toSend]).toEqual([String(notes - held), String(held)]);
+      expect(view.containerEl.querySelector(".quire-deep-status")).toBeNull();
+    } finally {
+      script.holdTitle = null;
+      chat.delayMs = 0;
+    }
+
+    // Run again: the server takes it, sends the held request's notes only, and answers.
+    const again = chat.requests.length;
+    button(view.containerEl, "Run").click();
+    const summary = await waitFor(() => text(view.containerEl.querySelector(".quire-deep-summary")), "the run after the stop", 60_000);
+    expect(summary).toMatch(
+      new RegExp(`^Done in \\d+ s\\. Sent 1 request for the notes and 1 for the vault-wide review; ${notes - script.held.length} records from the cache, 1 path that named no note dropped\\.$`),
+    );
+    const asked = chat.requests[again]?.messages.find((m) => m.role === "user")?.content ?? "";
+    expect([...asked.matchAll(/^\[N\d+\] (.*)$/gm)].map((m) => m[1])).toEqual(script.held);
+    expect(chat.requests.length - again).toBe(2);
+    expect(treeBytes(vault.vault)).toEqual(files);
+  });
 });
+
+/** A note of some 2,000 tokens (the map cuts it to 1,200): two fill a request. */
+function longNote(n: number): string {
+  const line = `Stop test ${n} keeps a long log of feeding the starter, running intervals and the books read, one entry at a time.`;
+  return `# Stop test ${n}\n\n${Array.from({ length: 80 }, (_, i) => `${line} Entry ${i + 1}.`).join("\n\n")}\n`;
+}
