@@ -68,6 +68,7 @@ pub mod resolve;
 pub mod status;
 pub mod topics;
 pub mod types;
+pub mod vault;
 
 use std::path::PathBuf;
 use std::sync::Arc;

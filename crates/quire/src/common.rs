@@ -7,8 +7,8 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use quire_app::types::Searcher;
 use quire_app::types::{Embedder, IndexLocation};
-use quire_vault::reasoning::to_canonical_json;
-use quire_vault::{OpenOptions, Vault, VaultError};
+use quire_app::vault::reasoning::to_canonical_json;
+use quire_app::vault::{OpenOptions, Vault, VaultError};
 
 use crate::Cli;
 

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use quire_vault::reasoning;
+use quire_app::vault::reasoning;
 use serde_json::json;
 
 use crate::Cli;
@@ -43,7 +43,7 @@ pub(crate) fn run(
 
 fn check_export(
     cli: &Cli,
-    vault: &quire_vault::Vault,
+    vault: &quire_app::vault::Vault,
     out_dir: &Path,
     out: &mut String,
 ) -> Result<ExitCode> {

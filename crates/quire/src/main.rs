@@ -297,14 +297,14 @@ enum Command {
 
 fn main() -> ExitCode {
     // This binary is also its own PDF worker: extraction runs in a child process whose memory
-    // and time are capped (see `quire_vault::pdf`).
+    // and time are capped (see `quire_app::vault::pdf`).
     let mut args = std::env::args_os().skip(1);
-    if args.next().as_deref() == Some(std::ffi::OsStr::new(quire_vault::pdf::WORKER_ARG)) {
+    if args.next().as_deref() == Some(std::ffi::OsStr::new(quire_app::vault::pdf::WORKER_ARG)) {
         let rest: Vec<String> = args.map(|a| a.to_string_lossy().into_owned()).collect();
-        return ExitCode::from(quire_vault::pdf::serve_worker(&rest) as u8);
+        return ExitCode::from(quire_app::vault::pdf::serve_worker(&rest) as u8);
     }
     if let Ok(program) = std::env::current_exe() {
-        quire_vault::pdf::set_worker_program(program);
+        quire_app::vault::pdf::set_worker_program(program);
     }
     let cli = Cli::parse();
     let mut out = String::new();

@@ -5,10 +5,10 @@
 use std::process::ExitCode;
 
 use anyhow::{Result, anyhow, bail};
-use quire_vault::links::{Resolution, describe_link};
-use quire_vault::outline::select_lines;
-use quire_vault::reasoning::{self, TreeFolder, TreeNode};
-use quire_vault::{Chunk, LinkKind, Outline, OutlineNode, Skipped, Vault};
+use quire_app::vault::reasoning::{self, TreeFolder, TreeNode};
+use quire_app::vault::select_lines;
+use quire_app::vault::{Chunk, LinkKind, Outline, OutlineNode, Skipped, Vault};
+use quire_app::vault::{Resolution, describe_link};
 use serde::Serialize;
 
 use crate::Cli;
@@ -155,23 +155,23 @@ pub(crate) fn read(
 
 /// `quire read FILE.pdf --page N`: the page's text as the index has it, with its lines.
 pub(crate) fn read_page(cli: &Cli, path: &str, page: u32, out: &mut String) -> Result<ExitCode> {
-    let settings = quire_vault::VaultSettings::load(&vault_root(cli)?, &open_options(cli))?;
-    quire_vault::vault::check_confined(path)?;
+    let settings = quire_app::vault::VaultSettings::load(&vault_root(cli)?, &open_options(cli))?;
+    quire_app::vault::check_confined(path)?;
     let path = path.trim().replace('\\', "/");
-    if !quire_vault::pdf::is_pdf(&path) {
+    if !quire_app::vault::pdf::is_pdf(&path) {
         bail!("--page reads a PDF's page; {path} is not a PDF");
     }
-    let loaded = quire_vault::document::read_document(&path, &settings.root.join(&path), &settings)
+    let loaded = quire_app::vault::read_document(&path, &settings.root.join(&path), &settings)
         .map_err(|reason| anyhow!("cannot read {path}: {reason}"))?;
     let n = &loaded.note;
-    let Some((start, end)) = quire_vault::pdf::page_lines(n, page) else {
+    let Some((start, end)) = quire_app::vault::pdf::page_lines(n, page) else {
         bail!(
             "{path} has {} pages read; there is no page {page}",
             n.headings.len()
         );
     };
     let read = Lines {
-        path: quire_vault::pdf::page_link(&path, page),
+        path: quire_app::vault::pdf::page_link(&path, page),
         start_line: start,
         end_line: end,
         text: n
@@ -190,7 +190,7 @@ struct Links {
     path: String,
     outgoing: Vec<OutgoingLink>,
     backlinks: Vec<String>,
-    unresolved: Vec<quire_vault::links::UnresolvedLink>,
+    unresolved: Vec<quire_app::vault::UnresolvedLink>,
     moc_parents: Vec<String>,
 }
 
@@ -297,7 +297,7 @@ pub(crate) fn chunks(cli: &Cli, note: &str, out: &mut String) -> Result<ExitCode
             outln!(
                 out,
                 "only the first {} chunks: the rest of the note is not indexed (split it to index the rest)",
-                quire_vault::chunk::MAX_CHUNKS_PER_NOTE
+                quire_app::vault::MAX_CHUNKS_PER_NOTE
             );
         }
     })
@@ -310,7 +310,7 @@ struct Scan<'a> {
     notes: usize,
     attachments: usize,
     /// Every PDF and canvas the scan kept, read as the index reads it: pages, or why not.
-    attachments_read: Vec<quire_vault::document::AttachmentRead>,
+    attachments_read: Vec<quire_app::vault::AttachmentRead>,
     skipped: &'a [Skipped],
     warnings: Vec<ScanWarning<'a>>,
 }
@@ -336,14 +336,14 @@ pub(crate) fn scan(cli: &Cli, out: &mut String) -> Result<ExitCode> {
         })
         .collect();
     // PDFs and canvases the scan itself left out (excluded, too large) are in `skipped` already.
-    let settings = quire_vault::VaultSettings::load(&vault.root, &open_options(cli))?;
+    let settings = quire_app::vault::VaultSettings::load(&vault.root, &open_options(cli))?;
     let readable: Vec<String> = vault
         .attachments
         .iter()
         .filter(|a| !vault.skipped.iter().any(|s| &s.path == *a))
         .cloned()
         .collect();
-    let read = quire_vault::document::read_attachments(&readable, &settings);
+    let read = quire_app::vault::read_attachments(&readable, &settings);
     let scan = Scan {
         root: &vault.root,
         notes: vault.notes.len(),

@@ -85,23 +85,25 @@ pub(crate) fn mcp_install(cli: &Cli, action: &McpAction, out: &mut String) -> Re
             client.config_path(&home, &project, codex_home.as_deref())
         }
     };
-    let existing = match quire_vault::atomic::read_regular(&path, 16 * 1024 * 1024) {
+    let existing = match quire_app::vault::atomic::read_regular(&path, 16 * 1024 * 1024) {
         Ok(bytes) => Some(String::from_utf8(bytes).map_err(|_| {
             anyhow::anyhow!("{}: not UTF-8 text; nothing was written", path.display())
         })?),
-        Err(quire_vault::atomic::ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+        Err(quire_app::vault::atomic::ReadError::Io(e))
+            if e.kind() == std::io::ErrorKind::NotFound =>
+        {
             None
         }
-        Err(quire_vault::atomic::ReadError::Io(e)) => {
+        Err(quire_app::vault::atomic::ReadError::Io(e)) => {
             return Err(anyhow::anyhow!("cannot read {}: {e}", path.display()));
         }
-        Err(quire_vault::atomic::ReadError::NotAFile { kind }) => {
+        Err(quire_app::vault::atomic::ReadError::NotAFile { kind }) => {
             return Err(anyhow::anyhow!(
                 "{} is a {kind}, not a file",
                 path.display()
             ));
         }
-        Err(quire_vault::atomic::ReadError::TooLarge { bytes }) => {
+        Err(quire_app::vault::atomic::ReadError::TooLarge { bytes }) => {
             return Err(anyhow::anyhow!(
                 "{} is too large ({bytes} bytes)",
                 path.display()
@@ -134,7 +136,7 @@ pub(crate) fn mcp_install(cli: &Cli, action: &McpAction, out: &mut String) -> Re
         std::fs::create_dir_all(parent)
             .with_context(|| format!("cannot create {}", parent.display()))?;
     }
-    quire_vault::atomic::write_atomic(&path, text.as_bytes())
+    quire_app::vault::atomic::write_atomic(&path, text.as_bytes())
         .with_context(|| format!("cannot write {}", path.display()))?;
     outln!(
         out,
@@ -170,9 +172,9 @@ fn keep_backup(path: &std::path::Path, bytes: &[u8]) -> Result<PathBuf> {
             format!("-{n}")
         };
         let backup = PathBuf::from(format!("{}.quire-backup-{stamp}{suffix}", path.display()));
-        match quire_vault::atomic::write_new(&backup, bytes) {
+        match quire_app::vault::atomic::write_new(&backup, bytes) {
             Ok(()) => return Ok(backup),
-            Err(quire_vault::atomic::WriteError::Io { source, .. })
+            Err(quire_app::vault::atomic::WriteError::Io { source, .. })
                 if source.kind() == std::io::ErrorKind::AlreadyExists => {}
             Err(e) => {
                 return Err(anyhow::anyhow!(

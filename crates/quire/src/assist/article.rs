@@ -12,7 +12,7 @@ use quire_app::article::{
 };
 use quire_app::types::Mode;
 use quire_app::types::{AnswerKind, ContextLimits, SourceReader};
-use quire_vault::atomic::ReadError;
+use quire_app::vault::atomic::ReadError;
 use serde_json::json;
 
 use super::ask::{EXIT_WITHHELD, answer_footer};
@@ -47,7 +47,7 @@ fn read_article(file: &Path) -> Result<(String, String)> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| file.display().to_string());
-    let bytes = match quire_vault::atomic::read_regular(file, MAX_ARTICLE_BYTES as u64) {
+    let bytes = match quire_app::vault::atomic::read_regular(file, MAX_ARTICLE_BYTES as u64) {
         Ok(bytes) => bytes,
         // Refused by its size, with the same words as an over-long stdin; nothing is allocated.
         Err(ReadError::TooLarge { bytes }) => return Err(article_too_large(&name, bytes).into()),

@@ -203,7 +203,7 @@ pub(super) fn source_cards(cards: &[SourceCard]) -> String {
     let mut text = String::from("\nSources:\n");
     for card in cards {
         let place = match card.page {
-            Some(page) => quire_vault::pdf::page_link(&card.path, page),
+            Some(page) => quire_app::vault::pdf::page_link(&card.path, page),
             None => card.path.clone(),
         };
         text.push_str(&format!(
