@@ -51,9 +51,6 @@ pub enum AppError {
     /// A conversation has had as many turns as it may.
     #[error("{0}")]
     ConversationFull(String),
-    /// A resource URI that names no note resource (the URI as given).
-    #[error("unknown resource `{0}`: note resources look like quire://note/Folder/Note.md")]
-    UnknownResource(String),
     /// A failure that is not the caller's (a task that panicked, a bug); the server keeps serving.
     #[error("internal error: {0} (the server keeps running)")]
     Internal(String),

@@ -87,10 +87,10 @@ impl QuireServer {
             .map_err(|message| AppError::bad_arguments("resources/read", message))?;
         let encoded = uri
             .strip_prefix(NOTE_URI_PREFIX)
-            .ok_or_else(|| AppError::UnknownResource(uri.to_string()))?;
+            .ok_or_else(|| unknown_resource(uri))?;
         let path = percent_decode_str(encoded)
             .decode_utf8()
-            .map_err(|_| AppError::UnknownResource(uri.to_string()))?;
+            .map_err(|_| unknown_resource(uri))?;
         check_length("path", &path, MAX_PATH_CHARS)
             .map_err(|message| AppError::bad_arguments("resources/read", message))?;
         let path = resolve_note_path(&self.live, &path)?;
@@ -178,6 +178,13 @@ fn propose(
 
 /// What a client reads of an error: its message, never longer than [`MAX_ERROR_CHARS`] (a
 /// message may name a path or a heading the client sent).
+/// A resource URI that names no note resource (the URI as given).
+fn unknown_resource(uri: &str) -> AppError {
+    AppError::NotFound(format!(
+        "unknown resource `{uri}`: note resources look like {NOTE_URI_PREFIX}Folder/Note.md"
+    ))
+}
+
 fn error_text(error: &AppError) -> String {
     clip(&error.to_string(), MAX_ERROR_CHARS)
 }

@@ -191,9 +191,6 @@ impl From<AppError> for ApiError {
             AppError::ConversationFull(_) => {
                 ApiError::new(StatusCode::CONFLICT, "conversation_full", message)
             }
-            AppError::UnknownResource(_) => {
-                ApiError::new(StatusCode::NOT_FOUND, "not_found", message)
-            }
             AppError::Proposal(e) => e.into(),
             AppError::Internal(_) => ApiError::internal(message),
         }

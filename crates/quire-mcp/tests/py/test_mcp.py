@@ -243,6 +243,13 @@ async def check_everything(session: ClientSession, vault: Path, checks: Checks) 
         assert read.contents[0].mime_type == "text/markdown"
         templates = await session.list_resource_templates()
         assert templates.resource_templates[0].uri_template == "quire://note/{path}"
+        for other in ["quire://folder/Notes", "file:///etc/passwd"]:
+            try:
+                await session.read_resource(other)
+            except MCPError as e:
+                assert "unknown resource" in e.message and "quire://note/" in e.message, e.message
+            else:
+                raise AssertionError(f"{other} was read")
 
     await checks.run("resources: each note as quire://note/{path}", resources)
 
