@@ -125,7 +125,7 @@ pub struct ListNotesArgs {
 }
 
 /// The arguments of `vault_tree`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct VaultTreeArgs {
     /// Only the subtree of this vault folder, e.g. `Projects` (default: the whole vault). Use it

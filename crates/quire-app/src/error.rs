@@ -1,17 +1,16 @@
-//! Errors of the application: [`AppError`] is why one operation could not be answered (MCP
-//! shows it as a tool result with `isError: true`, HTTP as a JSON error with a status chosen by
-//! variant); [`StartError`] keeps the live state from starting.
+//! Errors of the application: [`AppError`] is why one operation could not be answered (each
+//! face shows it its own way: an error result, a JSON error with a status chosen by variant, a
+//! message and an exit code); [`StartError`] keeps the live state from starting.
 
-/// Why one tool call (or resource read) could not be answered. The message is written for the
-/// agent that made the call: it says what was wrong and what to do instead. The server keeps
-/// serving.
+/// Why one operation could not be answered. The message is written for whoever asked, a person
+/// or an agent: it says what was wrong and what to do instead. A server keeps serving.
 #[derive(Debug, thiserror::Error)]
 pub enum AppError {
-    /// The arguments break a rule: a missing or malformed value, a limit, an unknown tool.
-    #[error("invalid arguments for `{tool}`: {message}")]
+    /// The arguments break a rule: a missing or malformed value, a limit, an unknown operation.
+    #[error("invalid arguments for `{operation}`: {message}")]
     BadArguments {
-        /// The tool or operation called (`search_notes`, `reflect`, `resources/read`, …).
-        tool: String,
+        /// The operation called (`search_notes`, `reflect`, …).
+        operation: String,
         /// What is wrong and how to correct it.
         message: String,
     },
@@ -57,10 +56,10 @@ pub enum AppError {
 }
 
 impl AppError {
-    /// [`AppError::BadArguments`] for `tool`.
-    pub fn bad_arguments(tool: &str, message: impl Into<String>) -> Self {
+    /// [`AppError::BadArguments`] for `operation`.
+    pub fn bad_arguments(operation: &str, message: impl Into<String>) -> Self {
         AppError::BadArguments {
-            tool: tool.to_string(),
+            operation: operation.to_string(),
             message: message.into(),
         }
     }

@@ -1,13 +1,16 @@
 //! The application core of quire: the running state of one vault and every read operation on it,
-//! written once for all faces. The CLI, `quire serve` (HTTP and the web page) and `quire mcp`
-//! only translate their input into these calls and their results into their output.
+//! written once for all faces. The CLI, the HTTP server (and its web page) and the agents' server
+//! only translate their input into these calls and their results into their output; no protocol
+//! is spoken here.
 //!
 //! - [`live`]: [`Live`], the state of a served vault: searchers pinned to an index generation
 //!   (reopened after every sync), the parsed vault (re-parsed in the background), the embedder;
 //!   [`start_live`] starts it with the watcher that keeps the index in sync.
 //! - [`ops`]: the read operations (search, read a note, related notes, outline, list notes,
 //!   vault tree), each a function over [`Live`] with typed arguments ([`args`]) and a bounded
-//!   JSON result ([`bounds`]); [`ops::call`] runs one by name with JSON arguments.
+//!   JSON result of data ([`bounds`]).
+//! - [`models`]: which embedding and chat models a session runs; [`index`]: the sync;
+//!   [`eval`]: measuring retrieval; [`vault`] and [`types`]: what a face shows, named here.
 //! - [`resolve`]: path confinement: every note path any face receives goes through it.
 //! - [`limits`]: one set of limits for every face (bodies, arguments, results).
 //! - [`article`]: ask an article that is not in the vault: chunked, embedded (vectors cached by
@@ -33,13 +36,14 @@
 //! this one, and the binary wires them together.
 //!
 //! ```no_run
+//! use quire_app::args::VaultTreeArgs;
+//! use quire_app::types::IndexLocation;
 //! use quire_app::{AppConfig, start_live};
-//! use quire_index::IndexLocation;
 //!
 //! let vault = std::path::PathBuf::from("/path/to/vault");
 //! let index = IndexLocation::default_for(&vault.canonicalize().unwrap());
 //! let running = start_live(AppConfig::new(vault, index), |_| {}).unwrap();
-//! let tree = quire_app::ops::call(&running.live, "vault_tree", None).unwrap();
+//! let tree = quire_app::ops::vault_tree(&running.live, VaultTreeArgs::default()).unwrap();
 //! println!("{tree}");
 //! ```
 
@@ -102,7 +106,7 @@ pub struct AppConfig {
     pub watch: bool,
     /// Quiet time after the last file event before a sync (default: the watcher's 1.5 s).
     pub debounce: Option<Duration>,
-    /// Who writes the log lines on stderr (`quire mcp`, `quire serve`).
+    /// Who writes the log lines on stderr (the command: `quire serve`, …).
     pub name: &'static str,
     /// Searchers opened per index generation, so that this many searches run at once.
     pub searchers: usize,
@@ -120,7 +124,7 @@ impl AppConfig {
             embedder: None,
             watch: true,
             debounce: None,
-            name: "quire mcp",
+            name: "quire",
             searchers: 1,
             database: None,
         }

@@ -1,15 +1,14 @@
 //! The limits on what a client may send and what one answer may carry. They are the same on
-//! every face: `quire mcp` (stdio and `--http`), `quire serve`'s JSON API and its `/mcp` route.
-//! `quire serve` uses these constants rather than its own, so a request refused on one face is
-//! refused on all of them, with the same numbers in the message.
+//! every face (the CLI, the HTTP API, the agents' server on stdio or HTTP): each uses these
+//! constants rather than its own, so a request refused on one face is refused on all of them,
+//! with the same numbers in the message.
 //!
 //! Lengths of text arguments are counted in characters (Unicode scalar values), sizes of
 //! messages and results in bytes. An argument over its limit is refused with a message that
 //! states the limit and the length given, never the value itself: a reply never echoes
 //! megabytes back.
 
-/// The largest request: one JSON-RPC message on stdio (a line), one HTTP request body (the MCP
-/// endpoint, and every route of `quire serve`).
+/// The largest request: one message on stdio (a line), one HTTP request body (every route).
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
 /// The longest search query (`search_notes`' `query`, `/api/search`'s `q`).
 pub const MAX_QUERY_CHARS: usize = 1_000;
@@ -53,7 +52,7 @@ pub const REFLECT_BUDGET: u64 = 12_000;
 pub const MAX_REFLECT_BUDGET: u64 = 100_000;
 
 /// `Ok(value)` when `value` is from 1 to `max`, else the one message every face gives (the CLI
-/// as an error, HTTP as 400 `bad_request`, MCP as a tool error).
+/// as an error, HTTP as 400 `bad_request`, the agents' server as an error result).
 pub fn check_count(name: &str, value: u64, max: u64) -> Result<usize, String> {
     if (1..=max).contains(&value) {
         return Ok(usize::try_from(value).unwrap_or(usize::MAX));

@@ -61,7 +61,7 @@ enum VaultState {
 }
 
 /// `Searcher` holds a SQLite connection, which is `Send` but not `Sync`: one query at a time per
-/// searcher. A generation has a small pool of them (one for MCP, where one client asks at a
+/// searcher. A generation has a small pool of them (one for the agents' server, where one client asks at a
 /// time; more for `quire serve`), all opened on the same generation.
 pub type SharedSearcher = Arc<Mutex<Searcher>>;
 
@@ -126,7 +126,7 @@ pub struct Live {
     pub index: IndexLocation,
     /// The model that embeds queries; `None`: BM25 only.
     pub embedder: Option<Arc<dyn Embedder>>,
-    /// Who writes the log lines (`quire mcp`, `quire serve`).
+    /// Who writes the log lines (the command: `quire serve`, …).
     pub name: &'static str,
     /// Searchers per generation (at least 1).
     pool_size: usize,
@@ -386,7 +386,7 @@ impl Live {
             format!("{why}: the first sync is still building it, try again in a moment")
         } else {
             format!(
-                "no usable index for this vault ({why}). Build it with `quire index --vault {}`, or start `quire mcp` without --no-watch to build it and keep it fresh. get_note, get_outline, list_notes and vault_tree work without an index",
+                "no usable index for this vault ({why}). Build it with `quire index --vault {}`, or start the server without --no-watch to build it and keep it fresh. Reading notes, outlines, the note list and the folder tree works without an index",
                 self.root.display()
             )
         }))

@@ -1,7 +1,7 @@
-//! The read operations every face offers (MCP's six tools, `quire serve`'s routes): search,
-//! read a note, related notes, outline, list notes, vault tree. Every one reads; none writes.
-//! Each returns one JSON object, bounded by [`crate::bounds`]; [`call`] runs one by name with
-//! JSON arguments (how MCP calls them).
+//! The read operations every face offers: search, read a note, related notes, outline, list
+//! notes, vault tree. Every one reads; none writes. Each returns one JSON object of data,
+//! bounded by [`crate::bounds`] (what to do with it, e.g. which call reads the rest of a cut
+//! note, is the face's to say to its users).
 
 use std::time::Duration;
 
@@ -10,11 +10,11 @@ use quire_search::SearchRequest;
 use quire_vault::outline::select_lines;
 use quire_vault::reasoning::ManifestRow;
 use quire_vault::{Note, Outline, Vault};
-use serde_json::{Map, Value as Json, json};
+use serde_json::{Value as Json, json};
 
 use crate::args::{
     FindRelatedNotesArgs, GetNoteArgs, GetOutlineArgs, ListNotesArgs, SearchNotesArgs,
-    VaultTreeArgs, count_in, parse,
+    VaultTreeArgs, count_in,
 };
 use crate::bounds::{fit_result, page, prune_breadth_first, text_within};
 use crate::error::AppError;
@@ -22,7 +22,7 @@ use crate::limits::{MAX_NOTE_TEXT_BYTES, MAX_RESULT_BYTES};
 use crate::live::{INDEX_WAIT, Live, VAULT_WAIT};
 use crate::resolve::{read_current, resolve_note_path};
 
-/// The name of the search operation, as MCP lists it.
+/// The name of the search operation (the agents' server lists its tools by these names).
 pub const SEARCH_NOTES: &str = "search_notes";
 /// The name of the read-a-note operation.
 pub const GET_NOTE: &str = "get_note";
@@ -37,25 +37,6 @@ pub const VAULT_TREE: &str = "vault_tree";
 
 /// The most backlinks or outgoing links `find_related_notes` lists.
 const LINKS_SHOWN: usize = 100;
-
-/// Runs operation `name` (one of the names above, as MCP lists them) with JSON arguments, the result fitted under
-/// [`crate::limits::MAX_RESULT_BYTES`]. Blocking: call it off the async runtime.
-pub fn call(
-    live: &Live,
-    name: &str,
-    arguments: Option<Map<String, Json>>,
-) -> Result<Json, AppError> {
-    let value = match name {
-        SEARCH_NOTES => search_notes(live, parse(name, arguments)?),
-        GET_NOTE => get_note(live, parse(name, arguments)?),
-        FIND_RELATED_NOTES => find_related_notes(live, parse(name, arguments)?),
-        GET_OUTLINE => get_outline(live, parse(name, arguments)?),
-        LIST_NOTES => list_notes(live, parse(name, arguments)?),
-        VAULT_TREE => vault_tree(live, parse(name, arguments)?),
-        _ => Err(AppError::bad_arguments(name, "no such tool")),
-    }?;
-    Ok(fit_result(value, MAX_RESULT_BYTES))
-}
 
 /// The most `where` conditions a search takes.
 pub const MAX_CONDITIONS: usize = 8;
@@ -126,13 +107,7 @@ pub fn search_notes(live: &Live, args: SearchNotesArgs) -> Result<Json, AppError
     .map_err(|message| AppError::bad_arguments(SEARCH_NOTES, message))?;
     request.explain = args.explain.unwrap_or(false);
     let results = live.search(INDEX_WAIT, args.mode.map(Into::into), request)?;
-    let mut value = serde_json::to_value(&results).unwrap_or_default();
-    value["hint"] = if results.results.is_empty() {
-        "No note matched. Try other words, mode `hybrid` or `vector` (meaning), or drop the filters."
-            .into()
-    } else {
-        "Read a section with get_note(path, lines=\"start_line-end_line\").".into()
-    };
+    let value = serde_json::to_value(&results).unwrap_or_default();
     Ok(fit_result(value, MAX_RESULT_BYTES))
 }
 
@@ -166,23 +141,12 @@ pub fn get_note(live: &Live, args: GetNoteArgs) -> Result<Json, AppError> {
     if offset > 0 {
         value["offset"] = offset.into();
     }
-    match piece.rest {
-        None => {}
-        Some((line, 0)) => {
-            value["next_lines"] = format!("{line}-{end}").into();
-            value["next"] = format!(
-                "The text was cut at line {} to stay under {MAX_NOTE_TEXT_BYTES} bytes: call get_note with lines=\"{line}-{end}\" for the rest.",
-                piece.last_line
-            )
-            .into();
-        }
-        Some((line, into)) => {
-            value["next_lines"] = format!("{line}-{end}").into();
+    // Where the rest starts: `next_lines`, and `next_offset` characters into its first line
+    // when a single line was too long to return whole.
+    if let Some((line, into)) = piece.rest {
+        value["next_lines"] = format!("{line}-{end}").into();
+        if into > 0 {
             value["next_offset"] = into.into();
-            value["next"] = format!(
-                "Line {line} is too long to return whole: the text was cut {into} characters into it to stay under {MAX_NOTE_TEXT_BYTES} bytes. Call get_note with lines=\"{line}-{end}\" and offset={into} for the rest."
-            )
-            .into();
         }
     }
     Ok(fit_result(value, MAX_RESULT_BYTES))
@@ -256,7 +220,7 @@ pub fn get_outline(live: &Live, args: GetOutlineArgs) -> Result<Json, AppError> 
     value["sha256"] = note.sha256.into();
     if omitted > 0 {
         value["truncated"] = format!(
-            "{omitted} deeper headings were left out (see omitted_children); read a section with get_note(path, heading) to see its subheadings"
+            "{omitted} deeper headings were left out (see omitted_children); read a section by its heading to see its subheadings"
         )
         .into();
     }
@@ -333,7 +297,6 @@ pub fn list_notes(live: &Live, args: ListNotesArgs) -> Result<Json, AppError> {
     });
     if let Some(next) = next_offset {
         value["next_offset"] = next.into();
-        value["hint"] = format!("More notes: call list_notes again with offset={next}.").into();
     }
     Ok(value)
 }
@@ -358,7 +321,7 @@ pub fn vault_tree(live: &Live, args: VaultTreeArgs) -> Result<Json, AppError> {
     let mut value = json!({ "folder": folder, "tree": tree });
     if omitted > 0 {
         value["truncated"] = format!(
-            "{omitted} deeper entries were left out (folders marked omitted_children); call vault_tree with folder=\"<path>\" to open one"
+            "{omitted} deeper entries were left out (folders marked omitted_children); ask for one folder to open it"
         )
         .into();
     }

@@ -1,6 +1,6 @@
 //! Proposals, once for every face: the store of a vault, a draft made into a proposal, and the
 //! one change an agent may propose (`propose_note_change`). Applying is always the user's act
-//! (the CLI's `proposals apply`, HTTP's `POST /api/proposals/{id}/apply`); no MCP tool applies.
+//! (the CLI's `proposals apply`, HTTP's `POST /api/proposals/{id}/apply`); no agent's operation applies.
 
 use std::path::Path;
 
@@ -15,7 +15,7 @@ use crate::args::{ProposeNoteChangeArgs, ProposedChange};
 use crate::error::AppError;
 use crate::resolve::check_request_path;
 
-/// The MCP tool (and operation) that makes a proposal.
+/// The operation by which an agent makes a proposal (its tool name too).
 pub const PROPOSE_TOOL: &str = "propose_note_change";
 
 /// The proposal store of the vault at `root`, in its index directory; an apply a crash

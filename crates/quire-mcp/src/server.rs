@@ -249,7 +249,7 @@ impl ServerHandler for QuireServer {
             if proposing {
                 propose(&live, arguments)
             } else {
-                quire_app::ops::call(&live, &name, arguments)
+                tools::call(&live, &name, arguments)
             }
         };
         let result = match blocking(work).await {

@@ -3,17 +3,23 @@
 //! `quire mcp --allow-proposals`, `propose_note_change`, only makes a proposal the user applies
 //! (or not) — no tool writes into the vault.
 
+use quire_app::AppError;
+use quire_app::args::parse;
 use quire_app::args::{
     FindRelatedNotesArgs, GetNoteArgs, GetOutlineArgs, ListNotesArgs, ProposeNoteChangeArgs,
     SearchNotesArgs, VaultTreeArgs,
 };
+use quire_app::bounds::fit_result;
+use quire_app::limits::{MAX_NOTE_TEXT_BYTES, MAX_RESULT_BYTES};
+use quire_app::live::Live;
 use quire_app::ops::{
-    FIND_RELATED_NOTES, GET_NOTE, GET_OUTLINE, LIST_NOTES, SEARCH_NOTES, VAULT_TREE,
+    self, FIND_RELATED_NOTES, GET_NOTE, GET_OUTLINE, LIST_NOTES, SEARCH_NOTES, VAULT_TREE,
 };
 use quire_app::proposals::PROPOSE_TOOL;
 use rmcp::handler::server::tool::schema_for_input;
 use rmcp::model::{Tool, ToolAnnotations};
 use schemars::JsonSchema;
+use serde_json::{Map, Value as Json};
 
 /// What the server tells a client about itself at initialization.
 pub(crate) const INSTRUCTIONS: &str = "quire gives read-only access to a Markdown (Obsidian) \
@@ -136,4 +142,70 @@ pub(crate) fn is_tool(name: &str) -> bool {
         VAULT_TREE,
     ]
     .contains(&name)
+}
+
+/// Runs read tool `name` with the client's JSON arguments: the application's operation, with
+/// the hints an agent needs to go on (how to read the rest of a cut note, the next page, a
+/// section of a result), fitted under [`MAX_RESULT_BYTES`]. Blocking: call it off the runtime.
+pub(crate) fn call(
+    live: &Live,
+    name: &str,
+    arguments: Option<Map<String, Json>>,
+) -> Result<Json, AppError> {
+    let mut value = match name {
+        SEARCH_NOTES => ops::search_notes(live, parse(name, arguments)?),
+        GET_NOTE => ops::get_note(live, parse(name, arguments)?),
+        FIND_RELATED_NOTES => ops::find_related_notes(live, parse(name, arguments)?),
+        GET_OUTLINE => ops::get_outline(live, parse(name, arguments)?),
+        LIST_NOTES => ops::list_notes(live, parse(name, arguments)?),
+        VAULT_TREE => ops::vault_tree(live, parse(name, arguments)?),
+        _ => Err(AppError::bad_arguments(name, "no such tool")),
+    }?;
+    add_hints(name, &mut value);
+    Ok(fit_result(value, MAX_RESULT_BYTES))
+}
+
+/// The agent's next step, said in the tools' own terms.
+fn add_hints(name: &str, value: &mut Json) {
+    match name {
+        SEARCH_NOTES => {
+            let empty = value["results"].as_array().is_none_or(Vec::is_empty);
+            value["hint"] = if empty {
+                "No note matched. Try other words, mode `hybrid` or `vector` (meaning), or drop the filters."
+            } else {
+                "Read a section with get_note(path, lines=\"start_line-end_line\")."
+            }
+            .into();
+        }
+        GET_NOTE => {
+            let Some(lines) = value["next_lines"].as_str().map(str::to_string) else {
+                return;
+            };
+            value["next"] = match value["next_offset"].as_u64() {
+                Some(into) => format!(
+                    "Line {} is too long to return whole: the text was cut {into} characters into it to stay under {MAX_NOTE_TEXT_BYTES} bytes. Call get_note with lines=\"{lines}\" and offset={into} for the rest.",
+                    lines.split('-').next().unwrap_or_default()
+                ),
+                None => format!(
+                    "The text was cut at line {} to stay under {MAX_NOTE_TEXT_BYTES} bytes: call get_note with lines=\"{lines}\" for the rest.",
+                    value["end_line"]
+                ),
+            }
+            .into();
+        }
+        LIST_NOTES => {
+            if let Some(next) = value["next_offset"].as_u64() {
+                value["hint"] =
+                    format!("More notes: call list_notes again with offset={next}.").into();
+            }
+        }
+        VAULT_TREE if value.get("truncated").is_some() => {
+            value["hint"] = "Call vault_tree with folder=\"<path>\" to open a folder.".into();
+        }
+        GET_OUTLINE if value.get("truncated").is_some() => {
+            value["hint"] =
+                "Read a section with get_note(path, heading) to see its subheadings.".into();
+        }
+        _ => {}
+    }
 }

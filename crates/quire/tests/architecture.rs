@@ -199,3 +199,34 @@ fn the_testkit_is_never_a_normal_dependency() {
         );
     }
 }
+
+#[test]
+fn the_application_core_speaks_no_protocol() {
+    // The agents' protocol (its name, its URIs, its wire format) and the instructions a tool
+    // result gives an agent belong to quire-mcp; the core answers with data for every face.
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../quire-app/src");
+    let mut read = 0;
+    for entry in std::fs::read_dir(&src).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap().to_lowercase();
+        read += 1;
+        for word in [
+            "mcp",
+            "quire://",
+            "json-rpc",
+            "rmcp",
+            "call get_note",
+            "call list_notes",
+        ] {
+            assert!(
+                !text.contains(word),
+                "{} mentions `{word}`: protocol matters live in quire-mcp",
+                path.display()
+            );
+        }
+    }
+    assert!(read > 10, "read only {read} files of {}", src.display());
+}
