@@ -182,13 +182,26 @@ export function answerWarnings(warnings: readonly string[], invalid: readonly st
   return all;
 }
 
-export function headingPath(path: readonly string[]): string {
+/** A passage's headings, outermost first, as one line. */
+function headingPath(path: readonly string[]): string {
   return path.length ? path.join(" › ") : "(top of the note)";
 }
 
 /** Where a card's passage is: `Papers/Kelp.pdf, page 2` for a PDF's page, else `path:start–end`. */
 function sourcePlace(card: SourceCard): string {
   return card.page ? `${card.path}, page ${card.page}` : `${card.path}:${card.start_line}–${card.end_line}`;
+}
+
+/**
+ * The headings above a passage, as its card (or search result) shows them; null when there are
+ * none to show. A PDF's passage is under its page's heading (`Page 2`), which the card already
+ * says by its place (`Papers/Kelp.pdf, page 2`): that heading is left out, and a PDF's passage
+ * without other headings shows none.
+ */
+export function passageHeadings(headings: readonly string[], page: number | undefined): string | null {
+  if (!page) return headingPath(headings);
+  const rest = headings[0] === `Page ${page}` ? headings.slice(1) : headings;
+  return rest.length ? headingPath(rest) : null;
 }
 
 function sourceCard(list: HTMLElement, card: SourceCard, open: (card: SourceCard) => void): HTMLElement {
@@ -198,7 +211,8 @@ function sourceCard(list: HTMLElement, card: SourceCard, open: (card: SourceCard
   head.createSpan({ cls: "quire-source-id", text: card.id });
   head.createSpan({ cls: "quire-source-title", text: card.title || card.path });
   if (card.cited) head.createSpan({ cls: "quire-tag", text: "cited" });
-  button.createDiv({ cls: "quire-heading-path", text: headingPath(card.heading_path) });
+  const headings = passageHeadings(card.heading_path, card.page);
+  if (headings !== null) button.createDiv({ cls: "quire-heading-path", text: headings });
   const where = button.createDiv({ cls: "quire-lines" });
   setIcon(where.createSpan({ cls: "quire-icon" }), "file-text");
   where.appendText(sourcePlace(card));

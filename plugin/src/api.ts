@@ -20,6 +20,8 @@ export interface Section {
   /** Byte ranges `[start, end)` of the matched words in the UTF-8 snippet. */
   highlights: [number, number][];
   score: number;
+  /** For a PDF, the page the section is on (1-based); its lines are then lines of the extracted text. */
+  page?: number;
 }
 
 export interface NoteHit {

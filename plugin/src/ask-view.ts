@@ -21,11 +21,11 @@
  * why a descent fell back to search), which are then left out of the warnings above the answer.
  */
 import { Component, ItemView, MarkdownRenderer, Notice, type WorkspaceLeaf } from "obsidian";
-import { abortError, isAbort, QuireError, type Answer, type Retriever, type SourceCard } from "./api";
+import { abortError, isAbort, QuireError, type Answer, type Retriever } from "./api";
 import { answeredBy, answerWarnings, kindLabel, linkCitations, openInternalLinks, renderSourceCards, safeMarkdown } from "./answer";
 import { conversationProposal, type Turn } from "./conversation-note";
 import type { QuireHost } from "./host";
-import { openPdfPage } from "./open-note";
+import { openSourceCard } from "./open-note";
 
 export const ASK_VIEW = "quire-ask";
 
@@ -346,7 +346,7 @@ export class AskView extends ItemView {
     for (const warning of answerWarnings(answer.warnings.filter((w) => !said.has(w)), answer.invalid_citations)) {
       els.warnings.createEl("li", { cls: "quire-warning", text: warning });
     }
-    const cards = renderSourceCards(els.sources, answer.sources, (card) => void this.openSource(card));
+    const cards = renderSourceCards(els.sources, answer.sources, (card) => void openSourceCard(this.host, card));
     els.body.empty();
     els.body.removeClass("is-streaming");
     await MarkdownRenderer.render(this.app, safeMarkdown(answer.answer), els.body, "", this.rendered);
@@ -358,15 +358,9 @@ export class AskView extends ItemView {
       const source = answer.sources.find((s) => s.id === id);
       card?.addClass("is-flashing");
       window.setTimeout(() => card?.removeClass("is-flashing"), 1200);
-      if (source) void this.openSource(source);
+      if (source) void openSourceCard(this.host, source);
     });
     this.scrollToEnd();
-  }
-
-  /** Opens a card's passage: a note at its lines, a PDF at its page. */
-  private openSource(card: SourceCard): Promise<void> {
-    if (card.page) return openPdfPage(this.app, card.path, card.page);
-    return this.host.openNote(card.path, { start: card.start_line, end: card.end_line });
   }
 }
 

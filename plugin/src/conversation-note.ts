@@ -1,9 +1,9 @@
 /**
  * A conversation of the ask view as a note: each question, its answer and its sources as
- * `[[note#heading]]` wikilinks, made as a proposal (`POST /api/proposals`, `change: "create"`)
- * named `Conversation YYYY-MM-DD HHmm.md` in the configured folder. The server takes at most
- * 48,000 characters of text (and a 64 KiB body): a longer conversation keeps its latest turns
- * and says how many earlier ones were left out.
+ * `[[note#heading]]` wikilinks (a PDF's as `[[file.pdf#page=N]]`), made as a proposal
+ * (`POST /api/proposals`, `change: "create"`) named `Conversation YYYY-MM-DD HHmm.md` in the
+ * configured folder. The server takes at most 48,000 characters of text (and a 64 KiB body): a
+ * longer conversation keeps its latest turns and says how many earlier ones were left out.
  */
 import type { Answer, NewProposal, SourceCard } from "./api";
 
@@ -38,8 +38,12 @@ export function conversationPath(folder: string, now: Date, taken: (path: string
   return path;
 }
 
-/** A source as a wikilink to its note's heading (`[[Areas/Sleep#Habits]]`), or to the note. */
+/**
+ * A source as a wikilink to its note's heading (`[[Areas/Sleep#Habits]]`), or to the note; a
+ * PDF's passage as a link that opens the PDF at its page (`[[Papers/Kelp.pdf#page=2]]`).
+ */
 export function sourceLink(card: SourceCard): string {
+  if (card.page) return `[[${card.path}#page=${card.page}]]`;
   const note = card.path.replace(/\.md$/i, "");
   // These characters end a link's heading part, or the link itself.
   const heading = (card.heading_path[card.heading_path.length - 1] ?? "").replace(/[[\]|#^]/g, " ").trim();

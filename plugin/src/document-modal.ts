@@ -18,7 +18,7 @@ import { isAbort, QuireError, type Answer, type SourceCard } from "./api";
 import { answerWarnings, kindLabel, linkCitations, renderSourceCards, safeMarkdown } from "./answer";
 import { documentKind, linesOf, sizeProblem } from "./document";
 import type { QuireHost } from "./host";
-import { openPdfPage } from "./open-note";
+import { openSourceCard } from "./open-note";
 
 /** The name a pasted text's passages get (`pasted text:3-7`). */
 const PASTED_NAME = "pasted text";
@@ -202,7 +202,7 @@ export class DocumentAskModal extends Modal {
   /** Closes the dialog and opens the PDF at the card's page. */
   private openPage(card: SourceCard): void {
     this.close();
-    void (card.page ? openPdfPage(this.app, card.path, card.page) : this.host.openNote(card.path));
+    void openSourceCard(this.host, card);
   }
 
   /** The passages the answer was given, the cited ones first, each with the document's lines it holds. */

@@ -8,6 +8,7 @@ import { Component, type Editor, type MarkdownFileInfo, MarkdownRenderer, Markdo
 import { isAbort, QuireError, type Draft } from "./api";
 import { answerWarnings, kindLabel, renderSourceCards, safeMarkdown } from "./answer";
 import type { QuireHost } from "./host";
+import { openSourceCard } from "./open-note";
 import { draftInsertion, findHeading, headingAt, type Heading } from "./sections";
 
 /** Inserts `draft` at the end of the section under `heading`, as one editor change. */
@@ -137,7 +138,7 @@ export class DraftModal extends Modal {
       await MarkdownRenderer.render(this.app, safeMarkdown(draft.draft), this.bodyEl, this.path, this.component);
       renderSourceCards(this.sourcesEl, draft.sources, (card) => {
         this.close();
-        void this.host.openNote(card.path, { start: card.start_line, end: card.end_line });
+        void openSourceCard(this.host, card);
       });
       this.insertEl.disabled = draft.kind !== "generated" || !draft.draft.trim();
     } catch (error) {

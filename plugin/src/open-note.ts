@@ -4,7 +4,8 @@
  * a file the server just wrote (the vault map's canvas), once Obsidian has noticed it.
  */
 import { type App, MarkdownView, Notice } from "obsidian";
-import type { LineRange } from "./host";
+import type { SourceCard } from "./api";
+import type { LineRange, QuireHost } from "./host";
 
 export async function openNoteAt(app: App, path: string, lines?: LineRange): Promise<void> {
   const file = app.vault.getFileByPath(path);
@@ -27,6 +28,14 @@ export async function openNoteAt(app: App, path: string, lines?: LineRange): Pro
 /** Opens a PDF of the vault at `page` (1-based), as a `[[file.pdf#page=N]]` link does. */
 export function openPdfPage(app: App, path: string, page: number): Promise<void> {
   return app.workspace.openLinkText(`${path}#page=${page}`, "", false);
+}
+
+/**
+ * Opens a source card's passage (of an answer, a draft): a note at its lines, a PDF at its page.
+ */
+export function openSourceCard(host: QuireHost, card: SourceCard): Promise<void> {
+  if (card.page) return openPdfPage(host.app, card.path, card.page);
+  return host.openNote(card.path, { start: card.start_line, end: card.end_line });
 }
 
 /** How long a file just written by the server may take to reach Obsidian's vault (its watcher), in milliseconds. */

@@ -1,12 +1,14 @@
 /**
  * Search as you type: the results of `/api/search`, grouped by note, each note with its best
- * sections (heading path, lines, snippet with the matched words marked). Choosing a section
- * opens its note at its lines; ↑/↓ move between sections, Enter opens, Esc closes.
+ * sections (heading path, lines, snippet with the matched words marked; a PDF's by its page).
+ * Choosing a section opens its note at its lines (a PDF at its page); ↑/↓ move between
+ * sections, Enter opens, Esc closes.
  */
 import { Modal } from "obsidian";
 import { QuireError, type NoteHit, type SearchResults, type Section } from "./api";
-import { headingPath } from "./answer";
+import { passageHeadings } from "./answer";
 import type { QuireHost } from "./host";
+import { openPdfPage } from "./open-note";
 
 /** How long typing must pause before a search is sent. */
 export const SEARCH_DELAY_MS = 200;
@@ -141,8 +143,9 @@ export class SearchModal extends Modal {
       for (const section of note.sections) {
         const row = sections.createEl("li", { cls: "quire-section", attr: { role: "option" } });
         const where = row.createDiv({ cls: "quire-section-head" });
-        where.createSpan({ cls: "quire-heading-path", text: headingPath(section.heading_path) });
-        where.createSpan({ cls: "quire-lines", text: `L${section.start_line}–${section.end_line}` });
+        const headings = passageHeadings(section.heading_path, section.page);
+        if (headings !== null) where.createSpan({ cls: "quire-heading-path", text: headings });
+        where.createSpan({ cls: "quire-lines", text: section.page ? `page ${section.page}` : `L${section.start_line}–${section.end_line}` });
         renderSnippet(row, section.snippet, section.highlights);
         this.addChoice(row, note, section);
       }
@@ -190,6 +193,7 @@ export class SearchModal extends Modal {
     this.close();
     const { note, section } = choice;
     const target = section ?? note.sections[0];
-    await this.host.openNote(note.path, target ? { start: target.start_line, end: target.end_line } : undefined);
+    if (target?.page) await openPdfPage(this.app, note.path, target.page);
+    else await this.host.openNote(note.path, target ? { start: target.start_line, end: target.end_line } : undefined);
   }
 }

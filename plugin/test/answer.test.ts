@@ -1,6 +1,6 @@
 // Showing answers: safe Markdown, checked citations as links, warnings, source cards, snippets.
 import { describe, expect, it, vi } from "vitest";
-import { answeredBy, answerWarnings, kindLabel, linkCitations, renderSourceCards, safeMarkdown } from "../src/answer";
+import { answeredBy, answerWarnings, kindLabel, linkCitations, passageHeadings, renderSourceCards, safeMarkdown } from "../src/answer";
 import type { DescentTrace } from "../src/api";
 import { renderSnippet } from "../src/search-modal";
 
@@ -109,11 +109,30 @@ describe("renderSourceCards", () => {
     cards.get("S3")?.click();
     expect(open).toHaveBeenCalledWith(expect.objectContaining({ id: "S3" }));
   });
-  it("says a PDF's page instead of the lines of its extracted text", () => {
+  it("says a PDF's page once, instead of the lines of its extracted text, and gives its card to open", () => {
     const list = createEl("ul");
     const page = { id: "S1", path: "Papers/Kelp.pdf", title: "Kelp", heading_path: ["Page 2"], start_line: 6, end_line: 9, page: 2, link: "[[Kelp.pdf#page=2]]", cited: true };
-    const cards = renderSourceCards(list, [page], vi.fn());
-    expect(cards.get("S1")?.querySelector(".quire-lines")?.textContent).toBe("Papers/Kelp.pdf, page 2");
+    const open = vi.fn();
+    const cards = renderSourceCards(list, [page], open);
+    const card = cards.get("S1");
+    expect(card?.querySelector(".quire-lines")?.textContent).toBe("Papers/Kelp.pdf, page 2");
+    // The page's own heading ("Page 2") is not said again above it.
+    expect(card?.querySelector(".quire-heading-path")).toBeNull();
+    expect(card?.textContent).toBe("S1KelpcitedPapers/Kelp.pdf, page 2");
+    card?.click();
+    expect(open).toHaveBeenCalledWith(page);
+  });
+
+  it("leaves out only a PDF's page heading, and keeps a note's heading that looks like one", () => {
+    expect(passageHeadings(["Page 2"], 2)).toBeNull();
+    expect(passageHeadings(["Page 2", "Methods"], 2)).toBe("Methods");
+    expect(passageHeadings(["Page 3"], 2)).toBe("Page 3");
+    expect(passageHeadings(["Page 2"], undefined)).toBe("Page 2");
+    expect(passageHeadings(["A", "B"], undefined)).toBe("A › B");
+    expect(passageHeadings([], undefined)).toBe("(top of the note)");
+    const list = createEl("ul");
+    const note = { id: "S1", path: "Journal/Pages.md", title: "Pages", heading_path: ["Page 2"], start_line: 4, end_line: 7, cited: true };
+    expect(renderSourceCards(list, [note], vi.fn()).get("S1")?.textContent).toBe("S1PagescitedPage 2Journal/Pages.md:4–7");
   });
 });
 

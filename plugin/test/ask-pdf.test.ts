@@ -1,8 +1,9 @@
 // "Ask this document" on the PDF in the editor, of the built plugin against a real `quire serve`
 // whose index holds a small PDF page by page, and a scripted fake model: the question goes to
 // `POST /api/ask` with the PDF as its `note`, the answer comes from that PDF's pages alone and
-// cites them by page, a card or a citation opens the PDF at its page, Stop cancels, and a PDF the
-// index does not have yet is said to be not indexed. Nothing is written into the vault.
+// cites them by page, a card or a citation opens the PDF at its page (in the ask view, the draft
+// preview and search too), Stop cancels, and a PDF the index does not have yet is said to be not
+// indexed. Nothing is written into the vault.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -13,10 +14,12 @@ import {
   loadPlugin,
   makeVault,
   noticesSince,
+  openNote,
   startFakeChat,
   startQuire,
   startRecorder,
   treeBytes,
+  type,
   waitFor,
   type FakeChat,
   type Loaded,
@@ -29,6 +32,9 @@ import { makePdf } from "./pdf";
 import { closeBrowser, screenshot } from "./screenshot";
 
 const PDF = "Papers/Kelp.pdf";
+/** A note with a section to draft, about what the PDF's pages say. */
+const NOTE = "Notes/Kelp reading.md";
+const NOTE_TEXT = "# Kelp reading\n\nWhat I read about kelp forests.\n\n## Urchin grazing and recovery\n\n";
 const PAGES = [
   ["Photosynthesis in kelp forests", "Carbon is fixed near the surface."],
   ["Grazing by sea urchins", "Urchin barrens follow the loss of otters."],
@@ -52,6 +58,10 @@ beforeAll(async () => {
   mkdirSync(join(vault.vault, "Papers"));
   writeFileSync(join(vault.vault, PDF), makePdf(PAGES));
   buildIndex(["--vault", vault.vault, "--index-dir", vault.index, "--no-embeddings"]);
+  // A note to draft a section of: read from disk when drafted, and left out of the index (so
+  // that asking the vault finds the PDF's pages rather than it).
+  mkdirSync(join(vault.vault, "Notes"), { recursive: true });
+  writeFileSync(join(vault.vault, NOTE), NOTE_TEXT);
   before = treeBytes(vault.vault);
   chat = await startFakeChat([ANSWER, ANSWER, ANSWER, SLOW]);
   // Not watching: a PDF written later stays out of the index (as one is until the next sync).
@@ -99,16 +109,16 @@ function cards(modal: Modal): Map<string, string> {
   return new Map([...modal.contentEl.querySelectorAll(".quire-source-card")].map((card) => [card.getAttribute("data-source") ?? "", card.querySelector(".quire-lines")?.textContent ?? ""]));
 }
 
-/** The sources of the last answer as the server sent them (its `done` event). */
-function sentSources(): { id: string; path: string; page?: number; cited: boolean }[] {
-  const done = recorder.asks.at(-1)?.done;
+/** The sources of the last answer (or draft) as the server sent them (its `done` event). */
+function sentSources(records = recorder.asks): { id: string; path: string; page?: number; heading_path: string[]; cited: boolean }[] {
+  const done = records.at(-1)?.done;
   if (!done || !Array.isArray(done.sources)) throw new Error("no done event was recorded");
-  return done.sources as { id: string; path: string; page?: number; cited: boolean }[];
+  return done.sources as { id: string; path: string; page?: number; heading_path: string[]; cited: boolean }[];
 }
 
-/** The page the server gave source `id`. */
-function pageOf(id: string): number {
-  const page = sentSources().find((s) => s.id === id)?.page;
+/** The page the server gave source `id` (of the last answer, or of the last draft). */
+function pageOf(id: string, records = recorder.asks): number {
+  const page = sentSources(records).find((s) => s.id === id)?.page;
   if (typeof page !== "number") throw new Error(`source ${id} has no page`);
   return page;
 }
@@ -166,6 +176,9 @@ describe("ask this PDF", () => {
     expect(sources.length).toBeGreaterThanOrEqual(2);
     expect(sources.every((s) => s.path === PDF && typeof s.page === "number")).toBe(true);
     expect(cards(modal)).toEqual(new Map(sources.map((s) => [s.id, `${PDF}, page ${pageOf(s.id)}`])));
+    // The page is said once: the server's heading path of a page ("Page 2") is not shown above it.
+    expect(sources.every((s) => s.heading_path.join() === `Page ${s.page}`)).toBe(true);
+    expect(modal.contentEl.querySelectorAll(".quire-source-card .quire-heading-path")).toHaveLength(0);
     expect([...body.querySelectorAll("a.quire-cite")].map((a) => a.textContent)).toEqual(["S1", "S2"]);
     // The model was given the question and the PDF's text, and nothing of the vault's notes.
     const prompt = (chat.requests[0]?.messages ?? []).map((m) => m.content).join("\n");
@@ -207,10 +220,61 @@ describe("ask this PDF", () => {
     // The vault was asked, not the PDF alone.
     expect(recorder.asks.at(-1)?.body.note).toBeUndefined();
     expect(card.querySelector(".quire-lines")?.textContent).toBe(`${PDF}, page ${pageOf(id)}`);
+    expect(card.querySelector(".quire-heading-path")).toBeNull();
+    // A note's card keeps its heading path.
+    const note = sentSources().find((s) => s.page === undefined);
+    expect(note?.heading_path.length).toBeGreaterThan(0);
+    expect(view.querySelector(`.quire-source-card[data-source="${note?.id}"] .quire-heading-path`)?.textContent).toBe(note?.heading_path.join(" › "));
     await openFile("Home.md");
     card.click();
     expect(await openedPdf()).toEqual({ path: PDF, subpath: `#page=${pageOf(id)}` });
     expect(loaded.app.shimWorkspace.shimLinksOpened.at(-1)).toBe(`${PDF}#page=${pageOf(id)}`);
+  });
+
+  it("in the draft preview too, a PDF's card says its page once and opens the PDF at its page", async () => {
+    chat.reply = () => "Urchins graze kelp down to barrens [S1].";
+    try {
+      const view = await openNote(loaded.app, NOTE);
+      view.shimEditor.setCursor({ line: NOTE_TEXT.split("\n").indexOf("## Urchin grazing and recovery") + 1, ch: 0 });
+      loaded.app.shimRunCommand("quire:draft-section");
+      const modal = Modal.shimOpen.at(-1);
+      if (!modal?.modalEl.hasClass("quire-draft-modal")) throw new Error("the draft preview did not open");
+      const card = await waitFor(
+        () => [...modal.contentEl.querySelectorAll<HTMLElement>(".quire-source-card")].find((c) => c.querySelector(".quire-lines")?.textContent?.startsWith(`${PDF}, page `)),
+        "a card of the PDF",
+      );
+      const id = card.getAttribute("data-source") ?? "";
+      expect(recorder.drafts.at(-1)?.body).toEqual({ note: NOTE, heading: "## Urchin grazing and recovery" });
+      expect(card.querySelector(".quire-lines")?.textContent).toBe(`${PDF}, page ${pageOf(id, recorder.drafts)}`);
+      expect(card.querySelector(".quire-heading-path")).toBeNull();
+      // The card closes the preview and opens the PDF at its page, not at its first page.
+      const opened = loaded.app.shimWorkspace.shimLinksOpened.length;
+      card.click();
+      expect(Modal.shimOpen).not.toContain(modal);
+      expect(await openedPdf()).toEqual({ path: PDF, subpath: `#page=${pageOf(id, recorder.drafts)}` });
+      expect(loaded.app.shimWorkspace.shimLinksOpened.slice(opened)).toEqual([`${PDF}#page=${pageOf(id, recorder.drafts)}`]);
+    } finally {
+      chat.reply = undefined;
+    }
+  });
+
+  it("in search too, a PDF's section says its page and opens the PDF at it", async () => {
+    await openFile("Home.md");
+    loaded.app.shimRunCommand("quire:search");
+    const modal = Modal.shimOpen.at(-1);
+    if (!modal?.modalEl.hasClass("quire-search-modal")) throw new Error("the search modal did not open");
+    type(modal.contentEl.querySelector("input") as HTMLInputElement, "urchins grazing");
+    const result = await waitFor(() => modal.contentEl.querySelector<HTMLElement>(`.quire-result[data-path="${PDF}"]`), "the PDF among the results");
+    const sections = [...result.querySelectorAll<HTMLElement>(".quire-section")];
+    expect(sections.length).toBeGreaterThan(0);
+    // Its page, once; not the lines of its extracted text.
+    expect(sections[0]?.querySelector(".quire-lines")?.textContent).toBe("page 2");
+    expect(sections[0]?.querySelector(".quire-heading-path")).toBeNull();
+    const opened = loaded.app.shimWorkspace.shimLinksOpened.length;
+    sections[0]?.click();
+    expect(await openedPdf()).toEqual({ path: PDF, subpath: "#page=2" });
+    expect(loaded.app.shimWorkspace.shimLinksOpened.slice(opened)).toEqual([`${PDF}#page=2`]);
+    expect(Modal.shimOpen).not.toContain(modal);
   });
 
   it("stops an answer: the request is cancelled", async () => {

@@ -204,23 +204,27 @@ export interface Recorder {
   url: string;
   /** Each `POST /api/ask` that went through, in order. */
   asks: AskRecord[];
+  /** Each `POST /api/draft` that went through, in order. */
+  drafts: AskRecord[];
   close(): Promise<void>;
 }
 
 /**
  * A proxy in front of `quire serve` (at `target`) that passes every request and answer through
- * as they come, and records each `POST /api/ask`: the body the server received and its `done` event.
+ * as they come, and records each `POST /api/ask` and `POST /api/draft`: the body the server
+ * received and its `done` event.
  */
 export function startRecorder(target: string): Promise<Recorder> {
   const asks: AskRecord[] = [];
+  const drafts: AskRecord[] = [];
   const server: Server = createServer((incoming, outgoing) => {
     const pieces: Buffer[] = [];
     incoming.on("data", (piece: Buffer) => pieces.push(piece));
     incoming.on("end", () => {
       const body = Buffer.concat(pieces);
-      const record: AskRecord | null =
-        incoming.method === "POST" && incoming.url === "/api/ask" ? { body: JSON.parse(body.toString("utf8")) as Record<string, unknown>, done: null } : null;
-      if (record) asks.push(record);
+      const records = incoming.method !== "POST" ? null : incoming.url === "/api/ask" ? asks : incoming.url === "/api/draft" ? drafts : null;
+      const record: AskRecord | null = records ? { body: JSON.parse(body.toString("utf8")) as Record<string, unknown>, done: null } : null;
+      if (record) records?.push(record);
       const upstream = request(`${target}${incoming.url ?? "/"}`, { method: incoming.method, headers: incoming.headers }, (answer) => {
         outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
         let text = "";
@@ -247,6 +251,7 @@ export function startRecorder(target: string): Promise<Recorder> {
       resolve({
         url: `http://127.0.0.1:${port}`,
         asks,
+        drafts,
         close: () =>
           new Promise<void>((done) => {
             server.closeAllConnections();

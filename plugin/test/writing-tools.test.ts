@@ -71,7 +71,7 @@ function button(el: HTMLElement, text: string): HTMLButtonElement {
 }
 
 describe("the conversation note", () => {
-  it("names the note by the minute, links each source to its heading, and keeps the latest turns that fit", () => {
+  it("names the note by the minute, links each source to its heading (a PDF's to its page), and keeps the latest turns that fit", () => {
     const now = new Date(2026, 11, 7, 9, 5);
     expect(conversationPath("Conversations/", now, () => false)).toBe("Conversations/Conversation 2026-12-07 0905.md");
     const taken = new Set(["Conversation 2026-12-07 0905.md"]);
@@ -79,6 +79,9 @@ describe("the conversation note", () => {
     const card = { id: "S1", path: "Areas/Sleep.md", title: "Sleep", heading_path: ["Sleep", "What [seems] to help"], start_line: 11, end_line: 16, cited: true };
     expect(sourceLink(card)).toBe("[[Areas/Sleep#What  seems  to help]]");
     expect(sourceLink({ ...card, heading_path: [] })).toBe("[[Areas/Sleep]]");
+    // A PDF's page opens the PDF at that page, not at a heading it does not have.
+    const pdf = { id: "S2", path: "Papers/Kelp.pdf", title: "Kelp", heading_path: ["Page 2"], start_line: 6, end_line: 9, page: 2, link: "[[Kelp.pdf#page=2]]", cited: true };
+    expect(sourceLink(pdf)).toBe("[[Papers/Kelp.pdf#page=2]]");
     const answer = { kind: "generated" as const, answer: "x".repeat(30_000), citations: [], invalid_citations: [], sources: [card], warnings: [] };
     const { text, left } = conversationText(
       [
