@@ -85,7 +85,10 @@ pub fn ask_context(
         None => searcher.default_mode()?,
     };
     let mut widened = None;
+    // A date phrase narrows a question to the daily notes of its range, unless one note is
+    // asked: its passages are the only ones wanted, whatever days the question names.
     if let Some(range) = date_range_in(request.question, request.today)
+        && request.filter.note.is_none()
         && is_about_own_days(request.question)
     {
         let notes = searcher.notes()?;

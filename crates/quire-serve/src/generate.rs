@@ -143,8 +143,6 @@ struct AskChoices {
     limits: ContextLimits,
     retriever: Retriever,
     filter: quire_app::types::Filter,
-    /// The one note asked (`note`), resolved to its path before retrieval.
-    note: Option<String>,
     expand: bool,
 }
 
@@ -153,10 +151,8 @@ fn ask_context(
     state: &AppState,
     question: &str,
     query: &str,
-    mut choices: AskChoices,
+    choices: AskChoices,
 ) -> Result<FrozenContext, ApiError> {
-    // Resolved against the index by the core.
-    choices.filter.note = choices.note.take();
     let request = quire_app::ask::AskRequest {
         question,
         query,
@@ -192,7 +188,7 @@ pub(crate) async fn ask(
     {
         check_length("filter", text, MAX_PARAM_CHARS).map_err(ApiError::bad_request)?;
     }
-    let filter = quire_app::ops::search_filter(
+    let mut filter = quire_app::ops::search_filter(
         request.folder.clone(),
         request.tag.clone(),
         &request.conditions,
@@ -200,6 +196,8 @@ pub(crate) async fn ask(
         request.until.clone(),
     )
     .map_err(ApiError::bad_request)?;
+    // The one note asked, as given: the core resolves it against the index.
+    filter.note = request.note.clone();
     let retriever = match request.retriever.as_deref() {
         None => Retriever::Hybrid,
         Some(name) => name.parse::<Retriever>().map_err(ApiError::bad_request)?,
@@ -224,7 +222,6 @@ pub(crate) async fn ask(
             limits,
             retriever,
             filter,
-            note: request.note.clone(),
             expand: request.expand,
         };
         blocking(move || ask_context(&state, &question, &query, choices)).await

@@ -303,6 +303,36 @@ fn a_date_phrase_limits_ask_to_that_weeks_daily_notes() {
 }
 
 #[test]
+fn one_note_asked_keeps_to_that_note_even_with_a_date_phrase() {
+    let setup = setup();
+    let server = FakeChat::start(vec![answer(&["Green tea at 80 °C [S1]."])]);
+    let v = json(&setup.run(
+        Some(&server),
+        &[
+            "--json",
+            "ask",
+            "What did I write last week about water temperature?",
+            "--note",
+            "Tea Basics",
+            "--today",
+            "2026-11-24",
+        ],
+    ));
+    let paths: Vec<&str> = v["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["path"].as_str().unwrap())
+        .collect();
+    assert!(!paths.is_empty(), "{v}");
+    assert!(
+        paths.iter().all(|p| *p == "Resources/Tea Basics.md"),
+        "{paths:?}"
+    );
+    assert!(v["retrieval"]["date_range"].is_null(), "{v}");
+}
+
+#[test]
 fn a_date_phrase_in_a_how_to_question_does_not_limit_ask_to_daily_notes() {
     // The tasks docs answer both questions; neither is about what the user did on those days.
     let dir = tempfile::tempdir().unwrap();

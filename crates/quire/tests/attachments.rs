@@ -216,6 +216,9 @@ fn canvas_text_is_searchable_and_its_file_nodes_are_links() {
     f.run("index", None, &["index"]);
     let hits = f.hits("index", "zeppelin roadmap");
     assert_eq!(hits[0].0, "Boards/Plan.canvas", "{hits:?}");
+    // A note file that is not Markdown is named by its path with its extension.
+    let read = f.text(&["read", "Boards/Plan.canvas"]);
+    assert!(read.contains("Quarterly zeppelin roadmap"), "{read}");
     let links = f.run("index", None, &["links", "Reading/Kelp notes"]);
     let backlinks: Vec<&str> = links["backlinks"]
         .as_array()
