@@ -126,6 +126,39 @@ fn every_note_is_found_by_its_title_on_both_backends() {
     }
 }
 
+/// A note's whole title, in capitals, puts that note first on both backends (when no other note
+/// has the same title), in words and in hybrid search.
+#[test]
+fn a_title_typed_whole_puts_its_note_first_on_both_backends() {
+    for backend in BACKENDS {
+        let f = Fixture::new(backend);
+        let searcher = f.searcher();
+        let notes = quire_index::Store::open(&f.location.store_path())
+            .unwrap()
+            .notes()
+            .unwrap();
+        let mut late = Vec::new();
+        let mut checked = 0;
+        for note in &notes {
+            let title = note.title.to_uppercase();
+            if !note.title.is_ascii()
+                || notes.iter().filter(|n| n.title.to_uppercase() == title).count() > 1
+            {
+                continue;
+            }
+            checked += 1;
+            for mode in [Mode::Bm25, Mode::Hybrid] {
+                let results = searcher.search(&request(&title, mode, 3)).unwrap();
+                if results.results.first().map(|n| n.path.as_str()) != Some(note.path.as_str()) {
+                    late.push(format!("{mode}: {}", note.path));
+                }
+            }
+        }
+        assert!(checked > 40, "{backend:?}: {checked} titles");
+        assert!(late.is_empty(), "{backend:?} not first: {late:?}");
+    }
+}
+
 #[test]
 fn vector_search_and_similar_notes_agree_across_backends() {
     let local = Fixture::new(Backend::Local);

@@ -281,6 +281,25 @@ impl Store {
             .map_err(db_err)
     }
 
+    /// The first chunk (path, chunk id) of each note whose title is `title`, letters compared
+    /// without case (ASCII letters: SQLite's `NOCASE`), in path order. Notes without a chunk are
+    /// left out.
+    pub fn first_chunks_titled(&self, title: &str) -> Result<Vec<(String, String)>, IndexError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT c.note_path, c.id FROM notes n JOIN chunks c ON c.note_path = n.path
+                 WHERE n.title = ?1 COLLATE NOCASE
+                   AND c.ordinal = (SELECT MIN(ordinal) FROM chunks WHERE note_path = n.path)
+                 ORDER BY n.path",
+            )
+            .map_err(db_err)?;
+        let rows = stmt
+            .query_map([title], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(db_err)?;
+        rows.collect::<Result<_, _>>().map_err(db_err)
+    }
+
     /// Tags of every note, lowercased, as (path, tag) pairs.
     pub fn tags(&self) -> Result<Vec<(String, String)>, IndexError> {
         self.string_pairs("SELECT note_path, tag FROM tags")

@@ -404,6 +404,25 @@ impl Retrieval for Snapshot<'_> {
             .collect())
     }
 
+    fn titled(&self, title: &str) -> Result<Vec<ChunkKey>, SearchError> {
+        // The same letters without case as the local store's (ASCII `NOCASE`).
+        let rows = self
+            .tx
+            .borrow_mut()
+            .query(
+                "SELECT DISTINCT ON (c.path) c.path, c.id
+                 FROM quire_notes n JOIN quire_chunks c ON c.path = n.path
+                 WHERE lower(n.title COLLATE \"C\") = lower($1::text COLLATE \"C\")
+                 ORDER BY c.path, c.ordinal",
+                &[&title],
+            )
+            .map_err(db)?;
+        Ok(rows
+            .into_iter()
+            .map(|r| ChunkKey::new(r.get::<_, &str>(0), r.get::<_, &str>(1)))
+            .collect())
+    }
+
     fn chunks(&self, keys: &[&ChunkKey]) -> Result<Vec<Option<ChunkRow>>, SearchError> {
         let (paths, ids) = key_columns(keys.iter().copied());
         let rows = self

@@ -219,6 +219,8 @@ pub struct Explanation {
     pub heading_path: Vec<String>,
     /// How the rankings were combined (`zu:0.8`: z-scores of both lists, 80% vector).
     pub fusion: String,
+    /// The query is the note's whole title, which put it first.
+    pub title_match: bool,
 }
 
 /// The answer to a [`SearchRequest`].
@@ -756,6 +758,15 @@ impl Retrieval for Searcher {
             }
         }
         Ok(titles)
+    }
+
+    fn titled(&self, title: &str) -> Result<Vec<ChunkKey>, SearchError> {
+        Ok(self
+            .store
+            .first_chunks_titled(title)?
+            .into_iter()
+            .map(|(path, id)| ChunkKey::new(&path, &id))
+            .collect())
     }
 
     fn chunks(&self, keys: &[&ChunkKey]) -> Result<Vec<Option<ChunkRow>>, SearchError> {

@@ -60,6 +60,9 @@ pub trait Retrieval {
         want: usize,
         allowed: Option<&HashSet<String>>,
     ) -> Result<Vec<(String, f32)>, SearchError>;
+    /// The first chunk of each note whose title is `title` (letters compared without case), in
+    /// path order: a query that is a note's whole title finds that note first.
+    fn titled(&self, title: &str) -> Result<Vec<ChunkKey>, SearchError>;
     /// The first chunk with a vector of each of `paths` (a note found only by its note vector
     /// is shown with it); notes without one are left out.
     fn first_chunks(&self, paths: &[String]) -> Result<Vec<ChunkKey>, SearchError>;
@@ -100,14 +103,13 @@ pub fn one_passage(
 
 /// The notes that best match `request` in `index`, each with its best sections; filters apply to
 /// notes. `embed` embeds the query, and the passage of a query2doc expansion (each at most once,
-/// only in the vector and hybrid modes).
+/// only in the vector and hybrid modes). A query that is a note's whole title puts that note
+/// first ([`title_first`]).
 pub fn search(
     index: &dyn Retrieval,
     embed: &EmbedFn<'_>,
     request: &SearchRequest,
 ) -> Result<SearchResults, SearchError> {
-    // Enough chunks that k notes survive grouping.
-    let want = (request.k * request.sections_per_note * 4).clamp(20, 1000);
     // The notes the filter lets through, computed once for both retrievers. Folder and tag are
     // also in the full-text query; property and date conditions only in this set, so the
     // full-text side returns more hits and those of other notes are dropped.
@@ -116,6 +118,64 @@ pub fn search(
     } else {
         filter_paths(index, &request.filter)?
     };
+    let mut ranking = rank(index, embed, request, allowed.as_ref())?;
+    title_first(index, request, allowed.as_ref(), &mut ranking)?;
+    let (order, picked) = page(ranking.chunks, request);
+    let mut notes = note_hits(index, request, &order, &picked, &ranking.notes)?;
+    if request.explain {
+        for hit in &mut notes {
+            hit.explain = explanation(request, hit, &ranking.explain, &ranking.titled);
+        }
+    }
+    notes.truncate(request.k);
+    Ok(SearchResults {
+        query: request.query.clone(),
+        mode: request.mode,
+        generation: index.generation()?,
+        results: notes,
+    })
+}
+
+/// A search's chunks, best first, before they are grouped into notes.
+struct Ranking {
+    chunks: Vec<(ChunkKey, f32)>,
+    /// A note's own fused score, when fusion ranks notes rather than chunks.
+    notes: HashMap<String, f32>,
+    /// Where each retriever put each note (`explain` only).
+    explain: Ranks,
+    /// The notes put first because the query is their title.
+    titled: HashSet<String>,
+}
+
+/// Each retriever's note ranking: a note's rank (1 = first) and its best chunk's score.
+#[derive(Default)]
+struct Ranks {
+    bm25: HashMap<String, (usize, f32)>,
+    vector: HashMap<String, (usize, f32)>,
+}
+
+impl Ranks {
+    /// Records `list`'s note ranking into `into` when `explain` asks for it.
+    fn keep(explain: bool, into: &mut HashMap<String, (usize, f32)>, list: &[(ChunkKey, f32)]) {
+        if !explain {
+            return;
+        }
+        for (key, score) in list {
+            let next = into.len() + 1;
+            into.entry(key.path.clone()).or_insert((next, *score));
+        }
+    }
+}
+
+/// The retrievers `request.mode` asks for, run and fused.
+fn rank(
+    index: &dyn Retrieval,
+    embed: &EmbedFn<'_>,
+    request: &SearchRequest,
+    allowed: Option<&HashSet<String>>,
+) -> Result<Ranking, SearchError> {
+    // Enough chunks that k notes survive grouping.
+    let want = (request.k * request.sections_per_note * 4).clamp(20, 1000);
     let vector = OnceCell::new();
     let query = || -> Result<&Vec<f32>, SearchError> {
         if let Some(v) = vector.get() {
@@ -141,45 +201,34 @@ pub fn search(
         Ok(index
             .lexical(&lexical_text, k, &request.filter, request.boosts)?
             .into_iter()
-            .filter(|(key, _)| allowed.as_ref().is_none_or(|set| set.contains(&key.path)))
+            .filter(|(key, _)| allowed.is_none_or(|set| set.contains(&key.path)))
             .take(want)
             .collect())
     };
-    // A note's own fused score, when fusion ranks notes rather than chunks.
-    let mut note_scores: HashMap<String, f32> = HashMap::new();
-    // Each retriever's note ranking (rank, best chunk's score), kept for `explain`.
-    let mut bm25_notes: HashMap<String, (usize, f32)> = HashMap::new();
-    let mut vector_notes: HashMap<String, (usize, f32)> = HashMap::new();
-    let keep = |list: &[(ChunkKey, f32)], into: &mut HashMap<String, (usize, f32)>| {
-        if request.explain {
-            for (key, score) in list {
-                let next = into.len() + 1;
-                into.entry(key.path.clone()).or_insert((next, *score));
-            }
-        }
-    };
-    let ranked: Vec<(ChunkKey, f32)> = match request.mode {
+    let mut explain = Ranks::default();
+    let mut notes = HashMap::new();
+    let chunks = match request.mode {
         Mode::Bm25 => {
             let lexical = bm25()?;
-            keep(&lexical, &mut bm25_notes);
+            Ranks::keep(request.explain, &mut explain.bm25, &lexical);
             lexical
         }
         Mode::Vector => {
-            let semantic = index.semantic(query()?, want, allowed.as_ref())?;
-            keep(&semantic, &mut vector_notes);
+            let semantic = index.semantic(query()?, want, allowed)?;
+            Ranks::keep(request.explain, &mut explain.vector, &semantic);
             semantic
         }
         Mode::Hybrid => {
             let lexical = bm25()?;
-            let semantic = index.semantic(query()?, want, allowed.as_ref())?;
-            keep(&lexical, &mut bm25_notes);
-            keep(&semantic, &mut vector_notes);
+            let semantic = index.semantic(query()?, want, allowed)?;
+            Ranks::keep(request.explain, &mut explain.bm25, &lexical);
+            Ranks::keep(request.explain, &mut explain.vector, &semantic);
             let centroid = if request.fusion.notes && request.fusion.centroid {
-                Some(index.note_ranking(query()?, want, allowed.as_ref())?)
+                Some(index.note_ranking(query()?, want, allowed)?)
             } else {
                 None
             };
-            let (mut ranked, mut notes) =
+            let (mut ranked, mut fused) =
                 fuse(index, request, &lexical, &semantic, centroid.clone())?;
             if request.fusion.prf > 0.0 {
                 let top: Vec<&ChunkKey> = ranked
@@ -191,18 +240,105 @@ pub fn search(
                 let feedback: Vec<&[f32]> = found.iter().flatten().map(Vec::as_slice).collect();
                 if !feedback.is_empty() {
                     let moved = fusion::rocchio(query()?, &feedback, request.fusion.prf);
-                    let semantic = index.semantic(&moved, want, allowed.as_ref())?;
-                    (ranked, notes) = fuse(index, request, &lexical, &semantic, centroid)?;
+                    let semantic = index.semantic(&moved, want, allowed)?;
+                    (ranked, fused) = fuse(index, request, &lexical, &semantic, centroid)?;
                 }
             }
-            note_scores = notes;
+            notes = fused;
             ranked
         }
     };
-    // The page: at most k notes, in the order of their best chunk, each with its first
-    // `sections_per_note` chunks; then their titles and texts in one read each.
+    Ok(Ranking {
+        chunks,
+        notes,
+        explain,
+        titled: HashSet::new(),
+    })
+}
+
+/// A query that is a note's whole title (letters compared without case) puts that note first,
+/// with its ranked chunks (or its first chunk when no retriever found it), as a quick switcher
+/// would: a title is the name a person knows a note by, and neither retriever can tell
+/// `inheritance_task_listitem_task` from its near namesakes, nor a note titled "Header 1" from
+/// the six templates whose names hold those words. Its score is raised to the best one, so
+/// scores still fall down the list. Notes the filter excludes stay out, and a search by meaning
+/// alone (`Mode::Vector`) is left as the model ranked it.
+fn title_first(
+    index: &dyn Retrieval,
+    request: &SearchRequest,
+    allowed: Option<&HashSet<String>>,
+    ranking: &mut Ranking,
+) -> Result<(), SearchError> {
+    let title = request.query.trim();
+    if title.is_empty() || request.expansion.is_some() || request.mode == Mode::Vector {
+        return Ok(());
+    }
+    let mut titled = index.titled(title)?;
+    if titled.is_empty() {
+        return Ok(());
+    }
+    // In BM25 mode folder and tag were checked by the full-text query only.
+    let computed;
+    let allowed = match allowed {
+        Some(set) => Some(set),
+        None => {
+            computed = filter_paths(index, &request.filter)?;
+            computed.as_ref()
+        }
+    };
+    titled.retain(|key| allowed.is_none_or(|set| set.contains(&key.path)));
+    if titled.is_empty() {
+        return Ok(());
+    }
+    let best_chunk = ranking.chunks.first().map_or(0.0, |(_, s)| *s);
+    let best_note = ranking
+        .notes
+        .values()
+        .copied()
+        .fold(f32::MIN, f32::max)
+        .max(best_chunk);
+    let paths: HashSet<String> = titled.iter().map(|k| k.path.clone()).collect();
+    let (mut first, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut ranking.chunks)
+        .into_iter()
+        .partition(|(key, _)| paths.contains(&key.path));
+    for key in titled {
+        if !first.iter().any(|(k, _)| k.path == key.path) {
+            first.push((key, best_chunk));
+        }
+    }
+    // The titled notes in the order their best chunks had (path order for the ones added).
     let mut order: Vec<String> = Vec::new();
-    let mut picked: HashMap<String, Vec<(ChunkKey, f32)>> = HashMap::new();
+    for (key, _) in &first {
+        if !order.contains(&key.path) {
+            order.push(key.path.clone());
+        }
+    }
+    first.sort_by_key(|(key, _)| order.iter().position(|p| p == &key.path));
+    for (_, score) in &mut first {
+        *score = score.max(best_chunk);
+    }
+    if !ranking.notes.is_empty() {
+        for path in &paths {
+            ranking.notes.insert(path.clone(), best_note);
+        }
+    }
+    first.extend(rest);
+    ranking.chunks = first;
+    ranking.titled = paths;
+    Ok(())
+}
+
+/// Each note's chunks on the page, best first.
+type Sections = HashMap<String, Vec<(ChunkKey, f32)>>;
+
+/// The chunks grouped into the page: at most k notes, in the order of their best chunk, each
+/// with its first `sections_per_note` chunks.
+fn page(
+    ranked: Vec<(ChunkKey, f32)>,
+    request: &SearchRequest,
+) -> (Vec<String>, Sections) {
+    let mut order: Vec<String> = Vec::new();
+    let mut picked: Sections = HashMap::new();
     for (key, score) in ranked {
         let sections = match picked.get_mut(&key.path) {
             Some(sections) => sections,
@@ -216,6 +352,18 @@ pub fn search(
             sections.push((key, score));
         }
     }
+    (order, picked)
+}
+
+/// The page's notes with their titles and sections (snippets, pages of a PDF), reading the
+/// titles and the chunks' texts once each.
+fn note_hits(
+    index: &dyn Retrieval,
+    request: &SearchRequest,
+    order: &[String],
+    picked: &Sections,
+    note_scores: &HashMap<String, f32>,
+) -> Result<Vec<NoteHit>, SearchError> {
     let paths: Vec<&str> = order.iter().map(String::as_str).collect();
     let titles = index.note_titles(&paths)?;
     let keys: Vec<&ChunkKey> = order
@@ -225,7 +373,7 @@ pub fn search(
     let mut rows = index.chunks(&keys)?.into_iter();
     let terms = snippet::query_terms(&request.query);
     let mut notes: Vec<NoteHit> = Vec::new();
-    for path in &order {
+    for path in order {
         let sections = &picked[path];
         let mut hit = NoteHit {
             path: path.clone(),
@@ -260,34 +408,35 @@ pub fn search(
                 score: *score,
             });
         }
-        if request.explain
-            && let Some(best) = hit.sections.first()
-        {
-            let (bm25_rank, bm25_score) = bm25_notes.get(path).copied().unzip();
-            let (vector_rank, vector_similarity) = vector_notes.get(path).copied().unzip();
-            hit.explain = Some(crate::Explanation {
-                bm25_rank,
-                bm25_score,
-                vector_rank,
-                vector_similarity,
-                score: hit.score,
-                chunk_id: best.chunk_id.clone(),
-                heading_path: best.heading_path.clone(),
-                fusion: match request.mode {
-                    Mode::Hybrid => request.fusion.to_string(),
-                    Mode::Bm25 => "bm25 only".into(),
-                    Mode::Vector => "vector only".into(),
-                },
-            });
-        }
         notes.push(hit);
     }
-    notes.truncate(request.k);
-    Ok(SearchResults {
-        query: request.query.clone(),
-        mode: request.mode,
-        generation: index.generation()?,
-        results: notes,
+    Ok(notes)
+}
+
+/// Why `hit` ranked where it did (`None` for a note without a section).
+fn explanation(
+    request: &SearchRequest,
+    hit: &NoteHit,
+    ranks: &Ranks,
+    titled: &HashSet<String>,
+) -> Option<crate::Explanation> {
+    let best = hit.sections.first()?;
+    let (bm25_rank, bm25_score) = ranks.bm25.get(&hit.path).copied().unzip();
+    let (vector_rank, vector_similarity) = ranks.vector.get(&hit.path).copied().unzip();
+    Some(crate::Explanation {
+        bm25_rank,
+        bm25_score,
+        vector_rank,
+        vector_similarity,
+        score: hit.score,
+        chunk_id: best.chunk_id.clone(),
+        heading_path: best.heading_path.clone(),
+        fusion: match request.mode {
+            Mode::Hybrid => request.fusion.to_string(),
+            Mode::Bm25 => "bm25 only".into(),
+            Mode::Vector => "vector only".into(),
+        },
+        title_match: titled.contains(&hit.path),
     })
 }
 

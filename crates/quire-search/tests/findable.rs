@@ -76,6 +76,80 @@ fn every_note_of_the_four_vaults_is_found_by_its_title_in_words() {
     }
 }
 
+/// A note's whole title, typed as the query, finds it first: within the places of the notes that
+/// share that title (compared without case), in all four vaults; with a folder filter that
+/// excludes it, it is not brought in; `explain` says why it is first.
+#[test]
+fn a_title_typed_whole_puts_its_note_first() {
+    for name in [
+        "kepano-obsidian",
+        "obsidian-starter-vault",
+        "obsidian-tasks-demo",
+        "obsidian-tasks-docs",
+    ] {
+        let (_dir, searcher) = index(name, None);
+        let vault = Vault::open(&vault_dir(name), &OpenOptions::default()).unwrap();
+        let mut same_title: HashMap<String, usize> = HashMap::new();
+        for note in &vault.notes {
+            *same_title.entry(note.title.to_lowercase()).or_default() += 1;
+        }
+        let mut late = Vec::new();
+        for note in &vault.notes {
+            let mut request = SearchRequest::new(note.title.clone());
+            request.mode = Mode::Bm25;
+            request.k = same_title[&note.title.to_lowercase()];
+            let results = searcher.search(&request).unwrap();
+            if !results.results.iter().any(|hit| hit.path == note.path) {
+                late.push(format!("{} ({})", note.path, note.title));
+            }
+        }
+        assert!(late.is_empty(), "{name}: not first by title: {late:#?}");
+    }
+    // The two notes words alone ranked below their namesakes.
+    let (_dir, searcher) = index("obsidian-tasks-demo", None);
+    let mut request = SearchRequest::new("inheritance_task_listitem_task");
+    request.mode = Mode::Bm25;
+    request.k = 3;
+    request.explain = true;
+    let results = searcher.search(&request).unwrap().results;
+    assert_eq!(
+        results[0].path,
+        "Test Data/inheritance_task_listitem_task.md"
+    );
+    assert!(results[0].explain.as_ref().unwrap().title_match);
+    assert!(
+        results[1..]
+            .iter()
+            .all(|hit| !hit.explain.as_ref().unwrap().title_match)
+    );
+    assert!(
+        results.windows(2).all(|w| w[0].score >= w[1].score),
+        "scores fall down the list: {results:?}"
+    );
+    // Another letter case finds it too; a folder that excludes it keeps it out.
+    request.query = "INHERITANCE_TASK_LISTITEM_TASK".into();
+    assert_eq!(
+        searcher.search(&request).unwrap().results[0].path,
+        "Test Data/inheritance_task_listitem_task.md"
+    );
+    request.filter.folder = Some("Daily Notes".into());
+    let excluded = searcher.search(&request).unwrap().results;
+    assert!(
+        excluded
+            .iter()
+            .all(|hit| !hit.path.starts_with("Test Data/")),
+        "{excluded:?}"
+    );
+    let (_dir, searcher) = index("obsidian-starter-vault", None);
+    let mut request = SearchRequest::new("Header 1");
+    request.k = 1;
+    request.mode = Mode::Bm25;
+    assert_eq!(
+        searcher.search(&request).unwrap().results[0].path,
+        "Element Structure and Formats.md"
+    );
+}
+
 #[test]
 fn notes_of_properties_only_are_found_by_meaning_and_have_similar_notes() {
     let path = default_e5_path();

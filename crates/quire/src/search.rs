@@ -74,7 +74,12 @@ fn render_results(out: &mut String, query: &str, vault_name: &str, results: &Sea
             };
             outln!(
                 out,
-                "   why: {}, {}, fused {:.3} ({}) by {}",
+                "   why: {}{}, {}, fused {:.3} ({}) by {}",
+                if e.title_match {
+                    "the query is its title, first; "
+                } else {
+                    ""
+                },
                 side(e.bm25_rank, e.bm25_score, "bm25"),
                 side(e.vector_rank, e.vector_similarity, "vector"),
                 e.score,
