@@ -151,14 +151,18 @@ pub enum ProposedChange {
 #[serde(deny_unknown_fields)]
 pub struct ProposeNoteChangeArgs {
     /// The note's vault-relative path, ending in `.md`, e.g. `Projects/Plan.md`.
+    #[schemars(length(max = MAX_PATH_CHARS))]
     pub path: String,
     /// `create`, `append` or `replace`.
     pub change: ProposedChange,
     /// The Markdown to write (the new note, the text to append, or the whole new content).
+    #[schemars(length(max = MAX_PROPOSED_TEXT_CHARS))]
     pub text: String,
     /// For `append`: the heading's text without `#`, e.g. `Next steps`.
+    #[schemars(length(max = MAX_PARAM_CHARS))]
     pub heading: Option<String>,
     /// Why: one line shown to the user who decides (default: the change and the path).
+    #[schemars(length(max = MAX_PARAM_CHARS))]
     pub title: Option<String>,
 }
 

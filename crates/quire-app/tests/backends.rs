@@ -142,7 +142,11 @@ fn a_title_typed_whole_puts_its_note_first_on_both_backends() {
         for note in &notes {
             let title = note.title.to_uppercase();
             if !note.title.is_ascii()
-                || notes.iter().filter(|n| n.title.to_uppercase() == title).count() > 1
+                || notes
+                    .iter()
+                    .filter(|n| n.title.to_uppercase() == title)
+                    .count()
+                    > 1
             {
                 continue;
             }

@@ -333,10 +333,7 @@ type Sections = HashMap<String, Vec<(ChunkKey, f32)>>;
 
 /// The chunks grouped into the page: at most k notes, in the order of their best chunk, each
 /// with its first `sections_per_note` chunks.
-fn page(
-    ranked: Vec<(ChunkKey, f32)>,
-    request: &SearchRequest,
-) -> (Vec<String>, Sections) {
+fn page(ranked: Vec<(ChunkKey, f32)>, request: &SearchRequest) -> (Vec<String>, Sections) {
     let mut order: Vec<String> = Vec::new();
     let mut picked: Sections = HashMap::new();
     for (key, score) in ranked {

@@ -23,8 +23,6 @@ use serde_json::{Value, json};
 use crate::AppState;
 use crate::error::ApiError;
 
-/// The OpenAPI document, written by hand next to this file.
-pub(crate) const OPENAPI: &str = include_str!("openapi.json");
 /// How long a search waits for the watcher's first sync when there is no index yet.
 const INDEX_WAIT: Duration = Duration::from_secs(5);
 pub(crate) type Params = HashMap<String, String>;
@@ -114,7 +112,11 @@ pub(crate) fn note_path(path: Result<Path<String>, PathRejection>) -> Result<Str
 }
 
 pub(crate) async fn openapi() -> Response {
-    ([(header::CONTENT_TYPE, "application/json")], OPENAPI).into_response()
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        crate::openapi::document(),
+    )
+        .into_response()
 }
 
 pub(crate) async fn not_found() -> ApiError {

@@ -20,6 +20,7 @@ use futures_util::Stream;
 use quire_app::article::{Article, VectorCache};
 use quire_app::limits::{MAX_PATH_CHARS, MAX_QUESTION_CHARS, check_length};
 use quire_app::types::{AssistError, CancelToken, ContextLimits};
+use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio::sync::mpsc;
 
@@ -28,13 +29,18 @@ use crate::api::blocking;
 use crate::error::ApiError;
 use crate::generate::{body, busy, finish, limited, stream, text_sink};
 
-#[derive(Debug, Deserialize)]
+/// The body of `POST /api/article/ask`.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ArticleAskBody {
-    /// The article's Markdown or plain text.
+    /// The article's Markdown or plain text (the whole body is at most 64 KiB).
     text: String,
-    /// How its passages are named (`name:12-18`); default `article`.
+    /// How its passages are named in source cards and citations' places (`name:12-18`);
+    /// default `article`.
+    #[schemars(length(max = quire_app::limits::MAX_PATH_CHARS))]
     name: Option<String>,
+    /// The question.
+    #[schemars(length(max = MAX_QUESTION_CHARS))]
     question: String,
 }
 

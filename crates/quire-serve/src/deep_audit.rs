@@ -10,6 +10,7 @@ use axum::extract::State;
 use axum::extract::rejection::JsonRejection;
 use quire_app::deep_audit::{DeepAuditOptions, deep_audit};
 use quire_app::types::{CancelToken, MapOptions};
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -21,10 +22,11 @@ use crate::generate::{body, busy};
 /// How long the audit waits for the first parse or the first sync.
 const WAIT: Duration = Duration::from_secs(5);
 
-#[derive(Debug, Deserialize)]
+/// The body of `POST /api/audit/deep`.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct DeepBody {
-    /// Say what would be sent; send nothing.
+    /// Only the plan: say what would be sent, send nothing.
     #[serde(default)]
     dry_run: bool,
     /// Forget cached records first.

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use axum::Json;
 use axum::extract::rejection::{JsonRejection, PathRejection};
 use axum::extract::{Path, State};
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -55,10 +56,12 @@ pub(crate) async fn dismiss(
     .await
 }
 
-#[derive(Debug, Deserialize)]
+/// The body of `POST /api/findings/{id}/snooze`.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct SnoozeBody {
-    /// Days to leave it out (1 to 365).
+    /// Days to leave it out of the inbox.
+    #[schemars(range(min = 1, max = 365))]
     days: u64,
 }
 

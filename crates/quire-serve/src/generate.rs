@@ -27,11 +27,15 @@ use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use futures_util::Stream;
 use quire_app::draft::write_draft;
-use quire_app::limits::{MAX_PARAM_CHARS, MAX_PATH_CHARS, MAX_QUESTION_CHARS, check_length};
+use quire_app::limits::{
+    MAX_CONTEXT_NOTES, MAX_PARAM_CHARS, MAX_PATH_CHARS, MAX_QUESTION_CHARS, check_length,
+};
+use quire_app::ops::MAX_CONDITIONS;
 use quire_app::reflect::DaysAsked;
 use quire_app::reflect::write_reflection;
 use quire_app::resolve::resolve_note_path;
 use quire_app::types::{AssistError, CancelToken, ContextLimits, FrozenContext, Mode, Retriever};
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -44,55 +48,88 @@ use crate::error::ApiError;
 /// How long retrieval waits for the watcher's first sync when there is no index yet.
 const INDEX_WAIT: Duration = Duration::from_secs(5);
 
-#[derive(Debug, Deserialize)]
+/// The body of `POST /api/ask`.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct AskBody {
+    /// The question.
+    #[schemars(length(max = MAX_QUESTION_CHARS))]
     question: String,
-    /// `hybrid`, `bm25` or `vector`.
+    /// How passages are searched: `hybrid`, `bm25` or `vector` (default: hybrid when the index
+    /// has embeddings).
+    #[schemars(extend("enum" = ["hybrid", "bm25", "vector", null]))]
     mode: Option<String>,
-    /// Notes in the final context (1 to 12; default 6).
+    /// Notes in the final context (default 6).
+    #[schemars(range(min = 1, max = MAX_CONTEXT_NOTES))]
     notes: Option<u32>,
     /// Continue this conversation (the `conversation` of an earlier answer's `done` event).
+    #[schemars(length(max = MAX_PARAM_CHARS))]
     conversation: Option<String>,
-    /// `hybrid` (default), `tree` or `auto`.
+    /// `hybrid` (search, the default), `tree` (the model descends the vault), `auto` (search,
+    /// then descent when the evidence is weak or the question is about structure). `tree`
+    /// needs a language model.
+    #[schemars(extend("enum" = ["hybrid", "tree", "auto", null]))]
     retriever: Option<String>,
-    /// Only passages of notes in this folder, with this tag, passing these frontmatter
-    /// conditions, dated in this range (as `/api/search`'s parameters).
+    /// Only passages of notes in this folder (at any depth).
+    #[schemars(length(max = MAX_PARAM_CHARS))]
     folder: Option<String>,
+    /// Only passages of notes with this tag (or one below it).
+    #[schemars(length(max = MAX_PARAM_CHARS))]
     tag: Option<String>,
+    /// Frontmatter conditions, as `/api/search`'s `where` (all must pass).
     #[serde(rename = "where", default)]
+    #[schemars(length(max = MAX_CONDITIONS), inner(length(max = MAX_PARAM_CHARS)))]
     conditions: Vec<String>,
+    /// Only notes dated on or after this day (`YYYY-MM-DD`).
+    #[schemars(extend("format" = "date"), length(max = MAX_PARAM_CHARS))]
     since: Option<String>,
+    /// Only notes dated on or before this day (`YYYY-MM-DD`).
+    #[schemars(extend("format" = "date"), length(max = MAX_PARAM_CHARS))]
     until: Option<String>,
-    /// Only passages of this one note or PDF (vault-relative path or name): "ask this
-    /// document" through the vault's index. Always searches (the tree descent reads the whole
-    /// vault, so `retriever` tree or auto is not used for it).
+    /// Ask this one note or PDF (vault-relative path, `.md` optional, or its file name): only its
+    /// passages, found through the index. Search answers (a `retriever` of tree or auto is not
+    /// used: the descent reads the whole vault). 404 `note_not_found` when the index has no
+    /// such note.
+    #[schemars(length(max = MAX_PARAM_CHARS))]
     note: Option<String>,
-    /// Have the model write a passage that could answer the question first and search with the
-    /// question and that passage (needs a model; `quire ask --expand`).
+    /// Have the language model first write a passage that could answer the question, and search
+    /// with the question and that passage (finds notes worded unlike the question; one short
+    /// model call). Needs a language model.
     #[serde(default)]
     expand: bool,
 }
 
-#[derive(Debug, Deserialize)]
+/// The body of `POST /api/reflect`.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ReflectBody {
-    /// An ISO week (`2026-W48`); or `from` and `to`; neither: the seven days ending today.
+    /// An ISO week (`2026-W48`); or give `from` and `to`; neither: the seven days ending today.
+    #[schemars(example = "2026-W48")]
     week: Option<String>,
+    /// The first day (`YYYY-MM-DD`).
+    #[schemars(extend("format" = "date"))]
     from: Option<String>,
+    /// The last day (`YYYY-MM-DD`).
+    #[schemars(extend("format" = "date"))]
     to: Option<String>,
     /// Code points of daily-note text given to the model, shared among the days (default
-    /// 12,000, at most 100,000).
+    /// 12,000).
+    #[schemars(range(min = 1, max = quire_app::limits::MAX_REFLECT_BUDGET))]
     budget: Option<usize>,
 }
 
-#[derive(Debug, Deserialize)]
+/// The body of `POST /api/draft`.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct DraftBody {
     /// The note (vault-relative path or name).
+    #[schemars(length(max = MAX_PATH_CHARS))]
     note: String,
     /// The section: `## Section` or `Section`.
+    #[schemars(length(max = MAX_PARAM_CHARS), example = "## Setup")]
     heading: String,
+    /// How its material is searched: `hybrid`, `bm25` or `vector`.
+    #[schemars(extend("enum" = ["hybrid", "bm25", "vector", null]))]
     mode: Option<String>,
 }
 

@@ -67,6 +67,7 @@ mod findings;
 mod generate;
 mod guard;
 mod moc;
+mod openapi;
 mod page;
 mod proposals;
 mod questions;

@@ -13,6 +13,7 @@ use quire_app::audit::Grouping;
 use quire_app::limits::{MAX_PATH_CHARS, check_length};
 use quire_app::moc::{MocChoice, MocRequest};
 use quire_app::topics::TopicOptions;
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -22,15 +23,17 @@ use crate::error::ApiError;
 use crate::generate::body;
 
 /// The body of `POST /api/moc`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct MocBody {
     /// One cluster, by its id in the audit's topics.
+    #[schemars(range(min = 1))]
     cluster: Option<usize>,
-    /// Every cluster.
+    /// Every cluster (instead of `cluster`).
     #[serde(default)]
     all: bool,
-    /// The vault folder the maps go in (default: the root).
+    /// The vault folder the maps go in (default: the vault's root).
+    #[schemars(length(max = MAX_PATH_CHARS))]
     folder: Option<String>,
 }
 
@@ -69,12 +72,15 @@ pub(crate) async fn moc(
 }
 
 /// The body of `POST /api/audit/canvas`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct CanvasBody {
-    /// The vault-relative `.canvas` file (default `Vault map.canvas`).
+    /// The vault-relative `.canvas` file; default `Vault map.canvas`. Its folder must exist
+    /// inside the vault (400 `path_outside_vault` otherwise, symbolic links resolved).
+    #[schemars(length(max = MAX_PATH_CHARS))]
     path: Option<String>,
-    /// `folder` (default) or `component`.
+    /// How notes are grouped: `folder` (default) or `component`.
+    #[schemars(extend("enum" = ["folder", "component", null]))]
     group: Option<String>,
 }
 

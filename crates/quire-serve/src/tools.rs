@@ -10,10 +10,12 @@ use std::time::Duration;
 use axum::Json;
 use axum::extract::State;
 use axum::extract::rejection::JsonRejection;
+use quire_app::limits::{MAX_PARAM_CHARS, MAX_PATH_CHARS};
 use quire_app::notetools::{self, BatchSelect, Selection};
 use quire_app::proposals::{ProposalStore, open_store};
 use quire_app::resolve::resolve_note_path;
 use quire_app::types::{CancelToken, Preset};
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -25,46 +27,103 @@ use crate::generate::{body, busy};
 /// How long a tool waits for the first parse of the vault.
 const WAIT: Duration = Duration::from_secs(5);
 
-#[derive(Debug, Deserialize)]
+/// Longest instruction (`transform`, `batch`) and Dataview question, in characters.
+const MAX_INSTRUCTION_CHARS: usize = 2_000;
+
+/// The body of `POST /api/flashcards`.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct NoteBody {
-    /// The note (as `/api/notes/{path}` takes it).
+pub(crate) struct FlashcardsBody {
+    /// The note (a path or a name resolved like a wikilink).
+    #[schemars(length(max = MAX_PATH_CHARS))]
     note: String,
-    /// `split`: by headings even with a model.
+}
+
+/// The body of `POST /api/split`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SplitBody {
+    /// The note (a path or a name resolved like a wikilink).
+    #[schemars(length(max = MAX_PATH_CHARS))]
+    note: String,
+    /// Split at its headings even when a language model is configured.
     #[serde(default)]
     by_headings: bool,
-    /// `transform`: lines `A-B`.
+}
+
+/// The body of `POST /api/transform`: what to rewrite (`lines` or `heading`; neither: the whole
+/// body) and how (`preset` or `instruction`).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct TransformBody {
+    /// The note (a path or a name resolved like a wikilink).
+    #[schemars(length(max = MAX_PATH_CHARS))]
+    note: String,
+    /// Lines `A-B` (1-based, inclusive).
+    #[schemars(length(max = MAX_PARAM_CHARS), example = "12-18")]
     lines: Option<String>,
-    /// `transform`: a heading's section.
+    /// A heading's section.
+    #[schemars(length(max = MAX_PARAM_CHARS))]
     heading: Option<String>,
-    /// `transform`: a preset.
+    /// `improve`, `shorten`, `grammar`, `examples` or `translate:LANGUAGE`.
+    #[schemars(length(max = MAX_PARAM_CHARS), example = "translate:French")]
     preset: Option<String>,
-    /// `transform`: an instruction.
+    /// An instruction in your words (instead of `preset`).
+    #[schemars(length(max = MAX_INSTRUCTION_CHARS))]
     instruction: Option<String>,
-    /// `complete`: after this line.
+}
+
+/// The body of `POST /api/complete`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct CompleteBody {
+    /// The note (a path or a name resolved like a wikilink).
+    #[schemars(length(max = MAX_PATH_CHARS))]
+    note: String,
+    /// Continue after this line (1-based; default: the note's end).
+    #[schemars(range(min = 1))]
     at: Option<usize>,
-    /// `complete`: cite other notes.
+    /// Cite the vault's other notes (searched for the paragraph).
     #[serde(default)]
     smart: bool,
 }
 
-#[derive(Debug, Deserialize)]
+/// The body of `POST /api/dataview`.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct DataviewBody {
+    /// What the query should find, in your words.
+    #[schemars(length(min = 1, max = MAX_INSTRUCTION_CHARS))]
     question: String,
-    /// Add the query to this note (a proposal).
+    /// Add the query to this note (a proposal; a path or a name resolved like a wikilink).
+    #[schemars(length(max = MAX_PATH_CHARS))]
     into: Option<String>,
 }
 
-#[derive(Debug, Deserialize)]
+/// The body of `POST /api/batch`: which notes (any of `folder`, `tag`, `property`, `query`) and
+/// how to transform each (`preset` or `instruction`).
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct BatchBody {
+    /// Notes in this folder.
+    #[schemars(length(max = MAX_PARAM_CHARS))]
     folder: Option<String>,
+    /// Notes with this tag.
+    #[schemars(length(max = MAX_PARAM_CHARS))]
     tag: Option<String>,
+    /// Notes with this property (`name` or `name=value`).
+    #[schemars(length(max = MAX_PARAM_CHARS))]
     property: Option<String>,
+    /// The notes a search finds.
+    #[schemars(length(max = MAX_PARAM_CHARS))]
     query: Option<String>,
+    /// As `transform`'s.
+    #[schemars(length(max = MAX_PARAM_CHARS))]
     preset: Option<String>,
+    /// As `transform`'s.
+    #[schemars(length(max = MAX_INSTRUCTION_CHARS))]
     instruction: Option<String>,
+    /// Only the plan: which notes, and nothing proposed.
     #[serde(default)]
     dry_run: bool,
 }
@@ -76,7 +135,7 @@ fn bad(message: impl Into<String>) -> ApiError {
 fn instruction(preset: Option<&str>, text: Option<&str>) -> Result<String, ApiError> {
     match (preset, text) {
         (Some(preset), None) => Ok(preset.parse::<Preset>().map_err(bad)?.instruction()),
-        (None, Some(text)) if !text.trim().is_empty() && text.len() <= 2_000 => {
+        (None, Some(text)) if !text.trim().is_empty() && text.len() <= MAX_INSTRUCTION_CHARS => {
             Ok(text.trim().to_string())
         }
         _ => Err(bad(
@@ -113,7 +172,7 @@ async fn with_slot(
 /// `POST /api/flashcards` `{"note"}`.
 pub(crate) async fn flashcards(
     State(state): State<Arc<AppState>>,
-    request: Result<Json<NoteBody>, JsonRejection>,
+    request: Result<Json<FlashcardsBody>, JsonRejection>,
 ) -> Result<Json<Value>, ApiError> {
     let request = body(request)?;
     with_slot(state, move |state| {
@@ -133,7 +192,7 @@ pub(crate) async fn flashcards(
 /// `POST /api/split` `{"note", "by_headings"?}`.
 pub(crate) async fn split(
     State(state): State<Arc<AppState>>,
-    request: Result<Json<NoteBody>, JsonRejection>,
+    request: Result<Json<SplitBody>, JsonRejection>,
 ) -> Result<Json<Value>, ApiError> {
     let request = body(request)?;
     with_slot(state, move |state| {
@@ -163,7 +222,7 @@ pub(crate) async fn split(
 /// `POST /api/transform` `{"note", "lines"? | "heading"?, "preset" | "instruction"}`.
 pub(crate) async fn transform(
     State(state): State<Arc<AppState>>,
-    request: Result<Json<NoteBody>, JsonRejection>,
+    request: Result<Json<TransformBody>, JsonRejection>,
 ) -> Result<Json<Value>, ApiError> {
     let request = body(request)?;
     let instruction = instruction(request.preset.as_deref(), request.instruction.as_deref())?;
@@ -187,7 +246,7 @@ pub(crate) async fn transform(
 /// `POST /api/complete` `{"note", "at"?, "smart"?}`.
 pub(crate) async fn complete(
     State(state): State<Arc<AppState>>,
-    request: Result<Json<NoteBody>, JsonRejection>,
+    request: Result<Json<CompleteBody>, JsonRejection>,
 ) -> Result<Json<Value>, ApiError> {
     let request = body(request)?;
     with_slot(state, move |state| {
@@ -222,7 +281,7 @@ pub(crate) async fn dataview(
     request: Result<Json<DataviewBody>, JsonRejection>,
 ) -> Result<Json<Value>, ApiError> {
     let request = body(request)?;
-    if request.question.trim().is_empty() || request.question.len() > 2_000 {
+    if request.question.trim().is_empty() || request.question.len() > MAX_INSTRUCTION_CHARS {
         return Err(bad("`question` must have 1 to 2,000 characters"));
     }
     with_slot(state, move |state| {
@@ -261,7 +320,7 @@ pub(crate) async fn batch(
     .into_iter()
     .flatten()
     {
-        if text.len() > 500 {
+        if text.len() > MAX_PARAM_CHARS {
             return Err(bad("a selection parameter is longer than 500 characters"));
         }
     }
