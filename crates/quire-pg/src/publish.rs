@@ -8,7 +8,7 @@ use postgres::Client;
 use quire_embed::EmbeddingSpace;
 use quire_index::FullTextDoc;
 use quire_index::Store;
-use quire_index::store::ChunkRow;
+use quire_index::store::{ChunkRow, NoteRow};
 use quire_index::sync::{SPACE_KEY, docs_with_chunks};
 use quire_search::vectors::VectorMatrix;
 
@@ -71,281 +71,420 @@ fn publish_pinned(
         .meta(SPACE_KEY)?
         .and_then(|s| serde_json::from_str(&s).ok());
     let dimension = space.as_ref().map_or(DEFAULT_DIMENSION, |s| s.dimension);
-    let generation = store.generation()?;
-
-    let mut tx = client.transaction()?;
-    let locked: bool = tx
-        .query_one(
-            "SELECT pg_try_advisory_xact_lock($1, hashtext(current_schema()))",
-            &[&schema::WRITER_LOCK],
-        )?
-        .get(0);
-    if !locked {
-        return Err(PgError::Busy);
-    }
-    // The database's generation only moves forward, through rebuilds too: read it before
-    // anything is dropped.
-    let has_meta: bool = tx
-        .query_one("SELECT to_regclass('quire_meta') IS NOT NULL", &[])?
-        .get(0);
-    let stored_generation: u64 = if has_meta {
-        tx.query_opt("SELECT value FROM quire_meta WHERE key = 'generation'", &[])?
-            .and_then(|row| row.get::<_, String>(0).parse().ok())
-            .unwrap_or(0)
-    } else {
-        0
-    };
-    if options.rebuild {
-        tx.batch_execute(schema::DROP)?;
-    }
-    tx.batch_execute(&schema::tables(dimension))?;
-    // An empty database (a first publish, a rebuild) gets its rows first and its indexes after;
-    // later publishes keep the indexes and change few rows. No reader can see the tables
-    // before this transaction commits, so building the indexes here blocks nobody.
-    let cold: bool = !tx
-        .query_one("SELECT EXISTS (SELECT 1 FROM quire_notes)", &[])?
-        .get::<_, bool>(0);
-    if !cold {
-        tx.batch_execute(schema::INDEXES)?;
-    }
-    let meta: HashMap<String, String> = tx
-        .query("SELECT key, value FROM quire_meta", &[])?
-        .into_iter()
-        .map(|r| (r.get(0), r.get(1)))
-        .collect();
     let local_space = space
         .as_ref()
         .and_then(|s| serde_json::to_string(s).ok())
         .unwrap_or_default();
-    let stored_dimension = meta.get("dimension").cloned();
-    let stored_space = meta.get("space").cloned().unwrap_or_default();
-    if stored_dimension.is_some_and(|d| d != dimension.to_string())
-        || meta
-            .get("schema_version")
-            .is_some_and(|v| v != schema::SCHEMA_VERSION)
-        || (!stored_space.is_empty() && !local_space.is_empty() && stored_space != local_space)
-    {
-        return Err(PgError::SpaceMismatch {
-            stored: if stored_space.is_empty() {
-                format!(
-                    "dimension {}",
-                    meta.get("dimension").cloned().unwrap_or_default()
-                )
-            } else {
-                stored_space
-            },
-            local: if local_space.is_empty() {
-                format!("dimension {dimension}")
-            } else {
-                local_space
-            },
-        });
-    }
+    let generation = store.generation()?;
 
-    // Another vault's index is never replaced by accident (a reader's server left watching an
-    // empty folder, a second writer elsewhere): that takes a rebuild.
-    if let (Some(stored), Some(ours)) = (meta.get("vault_root"), &options.vault_root)
-        && stored != ours
-        && !options.rebuild
-    {
-        return Err(PgError::OtherVault {
-            stored: stored.clone(),
-            ours: ours.clone(),
-        });
-    }
-
+    let mut tx = client.transaction()?;
+    let target = Target::open(&mut tx, options, dimension, &local_space)?;
     // The local index, grouped by note.
     let notes = store.notes()?;
     // Nothing changed since the last publish (the same generation, notes and vectors): done,
     // without reading the chunks, their text or the vectors.
     let digest = source_digest(store, &notes, generation, space.as_ref())?;
-    if !options.rebuild && meta.get("source_digest") == Some(&digest) {
+    if !options.rebuild && target.meta.get("source_digest") == Some(&digest) {
         tx.commit()?;
         return Ok(PublishStats {
             notes: notes.len(),
-            generation: stored_generation,
+            generation: target.generation,
             millis: started.elapsed().as_millis() as u64,
             ..PublishStats::default()
         });
     }
-    // Which notes changed: decided from chunk ids, text hashes and which texts have vectors,
-    // without reading any text or vector.
-    let mut hashes: HashMap<String, Vec<(String, String)>> = HashMap::new();
-    for (path, id, hash) in store.chunk_hashes()? {
-        hashes.entry(path).or_default().push((id, hash));
-    }
-    let embedded = match &space {
-        Some(space) => store.embedded_hashes(&space.id())?,
-        None => HashSet::new(),
-    };
-    let stored: HashMap<String, String> = tx
-        .query("SELECT path, fingerprint FROM quire_notes", &[])?
-        .into_iter()
-        .map(|r| (r.get(0), r.get(1)))
-        .collect();
-    let local_paths: HashSet<&str> = notes.iter().map(|n| n.path.as_str()).collect();
-    let removed: Vec<String> = stored
-        .keys()
-        .filter(|p| !local_paths.contains(p.as_str()))
-        .cloned()
-        .collect();
+    let plan = Plan::of(store, &mut tx, &notes, space.as_ref())?;
     let mut stats = PublishStats {
-        removed: removed.len(),
+        removed: plan.removed,
+        added: plan.added,
+        updated: plan.updated,
         notes: notes.len(),
         generation,
         ..PublishStats::default()
     };
-    let mut replaced = removed;
-    let mut write = Vec::new();
-    for note in &notes {
-        let own = hashes
-            .get(&note.path)
-            .map(Vec::as_slice)
-            .unwrap_or_default();
-        let fp = fingerprint(note, own, &embedded);
-        match stored.get(&note.path) {
-            Some(old) if *old == fp => continue,
-            Some(_) => {
-                stats.updated += 1;
-                replaced.push(note.path.clone());
-            }
-            None => stats.added += 1,
-        }
-        write.push((note, fp));
+    // Read for the notes to write alone when they are few.
+    let few = plan.write.len() * 4 < notes.len();
+    let paths: Vec<&str> = plan.write.iter().map(|(n, _)| n.path.as_str()).collect();
+    let rows = NoteRows::read(store, few.then_some(paths.as_slice()), space.as_ref())?;
+    if !plan.replaced.is_empty() {
+        tx.execute(
+            "DELETE FROM quire_notes WHERE path = ANY($1)",
+            &[&plan.replaced],
+        )?;
     }
-
-    // What the notes to write need: their chunks with full-text documents, tags, links,
-    // properties, vectors and note vectors; read for those notes alone when they are few.
-    let few = write.len() * 4 < notes.len();
-    let paths: Vec<&str> = write.iter().map(|(n, _)| n.path.as_str()).collect();
-    let only = few.then_some(paths.as_slice());
-    let properties: HashMap<String, String> = store.properties()?.into_iter().collect();
-    let mut chunks: HashMap<String, Vec<(ChunkRow, FullTextDoc)>> = HashMap::new();
-    for (c, d) in docs_with_chunks(store, only)? {
-        chunks.entry(c.note_path.clone()).or_default().push((c, d));
-    }
-    let mut links: HashMap<String, Vec<quire_index::store::LinkRow>> = HashMap::new();
-    for l in store.links(only)? {
-        links.entry(l.note_path.clone()).or_default().push(l);
-    }
-    let (vectors, centroids) = match &space {
-        Some(space) => {
-            let (keys, data) = match only {
-                Some(paths) => store.vectors_of_notes(&space.id(), space.dimension, paths)?,
-                None => store.vectors(&space.id(), space.dimension)?,
-            };
-            let matrix = VectorMatrix {
-                keys,
-                data,
-                dimension: space.dimension,
-            };
-            let centroids: HashMap<String, Option<Vec<f32>>> =
-                matrix.note_centroids().into_iter().collect();
-            let rows: HashMap<(String, String), usize> = matrix
-                .keys
-                .iter()
-                .cloned()
-                .enumerate()
-                .map(|(i, k)| (k, i))
-                .collect();
-            (Some((matrix, rows)), centroids)
-        }
-        None => (None, HashMap::new()),
-    };
-    let vector_of = |path: &str, id: &str| -> Option<Vec<f32>> {
-        let (matrix, rows) = vectors.as_ref()?;
-        let i = *rows.get(&(path.to_string(), id.to_string()))?;
-        Some(matrix.row(i).to_vec())
-    };
-    if !replaced.is_empty() {
-        tx.execute("DELETE FROM quire_notes WHERE path = ANY($1)", &[&replaced])?;
-    }
-
-    // Rows go in batches (one statement of arrays per batch, not one round trip per row).
-    let mut batch = Batch::default();
-    for (note, fp) in write {
-        batch.note(
-            note,
-            fp,
-            properties
-                .get(&note.path)
-                .cloned()
-                .unwrap_or_else(|| "{}".into()),
-            centroids
-                .get(&note.path)
-                .cloned()
-                .flatten()
-                .map(Vector::from),
-        );
-        for (seq, (c, doc)) in chunks
-            .get(&note.path)
-            .map(Vec::as_slice)
-            .unwrap_or_default()
-            .iter()
-            .enumerate()
-        {
-            let embedding = vector_of(&c.note_path, &c.id).map(Vector::from);
-            stats.vectors_written += usize::from(embedding.is_some());
-            stats.chunks_written += 1;
-            batch.chunk(c, seq, doc, embedding);
-        }
-        // A note's tags (lowercased, as the store keeps them) are on each of its chunks'
-        // documents.
-        let own = chunks.get(&note.path).and_then(|c| c.first());
-        for tag in own.map(|(_, doc)| doc.tags.as_slice()).unwrap_or_default() {
-            batch.tag(&note.path, tag);
-        }
-        for l in links.get(&note.path).map(Vec::as_slice).unwrap_or_default() {
-            batch.link(l);
-        }
-        if batch.chunks.path.len() >= BATCH_ROWS {
-            batch.flush(&mut tx)?;
-        }
-    }
-    batch.flush(&mut tx)?;
-    if cold {
+    rows.write(&mut tx, plan.write, &mut stats)?;
+    if target.cold {
         // Built once over all the rows: far faster than growing the graphs row by row.
         tx.batch_execute("SET LOCAL maintenance_work_mem = '512MB'")?;
         tx.batch_execute(schema::INDEXES)?;
     }
-    // BM25's collection statistics, as the local index keeps them: chunks, and terms per field.
-    let totals = tx.query_one(
-        "SELECT count(*), coalesce(sum(lengths[1]), 0), coalesce(sum(lengths[2]), 0),
-                coalesce(sum(lengths[3]), 0)
-         FROM quire_chunks",
-        &[],
-    )?;
-    let bm25 = serde_json::json!({
-        "docs": totals.get::<_, i64>(0),
-        "tokens": [totals.get::<_, i64>(1), totals.get::<_, i64>(2), totals.get::<_, i64>(3)],
-    });
-    let mut put_meta = |key: &str, value: &str| -> Result<(), PgError> {
-        tx.execute(
-            "INSERT INTO quire_meta (key, value) VALUES ($1, $2)
-             ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
-            &[&key, &value],
-        )?;
-        Ok(())
-    };
-    put_meta("schema_version", schema::SCHEMA_VERSION)?;
-    put_meta("dimension", &dimension.to_string())?;
     // A second local index of the vault (another machine, a rebuilt index) publishing after
     // the first counts on from the database's generation, never back.
-    let published = generation.max(stored_generation + 1);
-    stats.generation = published;
-    put_meta("generation", &published.to_string())?;
-    put_meta("source_digest", &digest)?;
-    put_meta("bm25", &bm25.to_string())?;
-    if !local_space.is_empty() {
-        put_meta("space", &local_space)?;
-    }
-    if let Some(root) = &options.vault_root {
-        put_meta("vault_root", root)?;
-    }
+    stats.generation = generation.max(target.generation + 1);
+    let published = Published {
+        dimension,
+        generation: stats.generation,
+        digest: &digest,
+        space: &local_space,
+        vault_root: options.vault_root.as_deref(),
+    };
+    published.record(&mut tx)?;
     quire_index::sync::failpoint("pg_before_commit");
     tx.commit()?;
     stats.millis = started.elapsed().as_millis() as u64;
     Ok(stats)
+}
+
+/// The database a publish writes into, as this transaction found it: locked for this writer,
+/// its tables present, and checked to hold the same embedding space and vault.
+struct Target {
+    /// The database's generation before this publish (0 when new).
+    generation: u64,
+    /// No notes yet (a first publish, a rebuild): rows go in first, indexes after.
+    cold: bool,
+    /// `quire_meta` as stored.
+    meta: HashMap<String, String>,
+}
+
+impl Target {
+    fn open(
+        tx: &mut postgres::Transaction<'_>,
+        options: &PublishOptions,
+        dimension: usize,
+        local_space: &str,
+    ) -> Result<Target, PgError> {
+        let locked: bool = tx
+            .query_one(
+                "SELECT pg_try_advisory_xact_lock($1, hashtext(current_schema()))",
+                &[&schema::WRITER_LOCK],
+            )?
+            .get(0);
+        if !locked {
+            return Err(PgError::Busy);
+        }
+        // The database's generation only moves forward, through rebuilds too: read it before
+        // anything is dropped.
+        let has_meta: bool = tx
+            .query_one("SELECT to_regclass('quire_meta') IS NOT NULL", &[])?
+            .get(0);
+        let generation: u64 = if has_meta {
+            tx.query_opt("SELECT value FROM quire_meta WHERE key = 'generation'", &[])?
+                .and_then(|row| row.get::<_, String>(0).parse().ok())
+                .unwrap_or(0)
+        } else {
+            0
+        };
+        if options.rebuild {
+            tx.batch_execute(schema::DROP)?;
+        }
+        tx.batch_execute(&schema::tables(dimension))?;
+        // An empty database (a first publish, a rebuild) gets its rows first and its indexes
+        // after; later publishes keep the indexes and change few rows. No reader can see the
+        // tables before this transaction commits, so building the indexes here blocks nobody.
+        let cold: bool = !tx
+            .query_one("SELECT EXISTS (SELECT 1 FROM quire_notes)", &[])?
+            .get::<_, bool>(0);
+        if !cold {
+            tx.batch_execute(schema::INDEXES)?;
+        }
+        let meta: HashMap<String, String> = tx
+            .query("SELECT key, value FROM quire_meta", &[])?
+            .into_iter()
+            .map(|r| (r.get(0), r.get(1)))
+            .collect();
+        check_space(&meta, dimension, local_space)?;
+        // Another vault's index is never replaced by accident (a reader's server left watching
+        // an empty folder, a second writer elsewhere): that takes a rebuild.
+        if let (Some(stored), Some(ours)) = (meta.get("vault_root"), &options.vault_root)
+            && stored != ours
+            && !options.rebuild
+        {
+            return Err(PgError::OtherVault {
+                stored: stored.clone(),
+                ours: ours.clone(),
+            });
+        }
+        Ok(Target {
+            generation,
+            cold,
+            meta,
+        })
+    }
+}
+
+/// [`PgError::SpaceMismatch`] when the database holds vectors of another dimension, layout or
+/// embedding space than the local index.
+fn check_space(
+    meta: &HashMap<String, String>,
+    dimension: usize,
+    local_space: &str,
+) -> Result<(), PgError> {
+    let stored_space = meta.get("space").cloned().unwrap_or_default();
+    let mismatch = meta
+        .get("dimension")
+        .is_some_and(|d| *d != dimension.to_string())
+        || meta
+            .get("schema_version")
+            .is_some_and(|v| v != schema::SCHEMA_VERSION)
+        || (!stored_space.is_empty() && !local_space.is_empty() && stored_space != local_space);
+    if !mismatch {
+        return Ok(());
+    }
+    Err(PgError::SpaceMismatch {
+        stored: if stored_space.is_empty() {
+            format!(
+                "dimension {}",
+                meta.get("dimension").cloned().unwrap_or_default()
+            )
+        } else {
+            stored_space
+        },
+        local: if local_space.is_empty() {
+            format!("dimension {dimension}")
+        } else {
+            local_space.to_string()
+        },
+    })
+}
+
+/// Which notes a publish writes, decided from chunk ids, text hashes and which texts have
+/// vectors, without reading any text or vector.
+struct Plan<'n> {
+    /// The notes to write, with their fingerprints.
+    write: Vec<(&'n NoteRow, String)>,
+    /// The paths whose rows go first: notes removed from the vault, and notes rewritten.
+    replaced: Vec<String>,
+    added: usize,
+    updated: usize,
+    removed: usize,
+}
+
+impl<'n> Plan<'n> {
+    fn of(
+        store: &Store,
+        tx: &mut postgres::Transaction<'_>,
+        notes: &'n [NoteRow],
+        space: Option<&EmbeddingSpace>,
+    ) -> Result<Plan<'n>, PgError> {
+        let mut hashes: HashMap<String, Vec<(String, String)>> = HashMap::new();
+        for (path, id, hash) in store.chunk_hashes()? {
+            hashes.entry(path).or_default().push((id, hash));
+        }
+        let embedded = match space {
+            Some(space) => store.embedded_hashes(&space.id())?,
+            None => HashSet::new(),
+        };
+        let stored: HashMap<String, String> = tx
+            .query("SELECT path, fingerprint FROM quire_notes", &[])?
+            .into_iter()
+            .map(|r| (r.get(0), r.get(1)))
+            .collect();
+        let local_paths: HashSet<&str> = notes.iter().map(|n| n.path.as_str()).collect();
+        let mut replaced: Vec<String> = stored
+            .keys()
+            .filter(|p| !local_paths.contains(p.as_str()))
+            .cloned()
+            .collect();
+        let removed = replaced.len();
+        let (mut added, mut updated) = (0, 0);
+        let mut write = Vec::new();
+        for note in notes {
+            let own = hashes
+                .get(&note.path)
+                .map(Vec::as_slice)
+                .unwrap_or_default();
+            let fp = fingerprint(note, own, &embedded);
+            match stored.get(&note.path) {
+                Some(old) if *old == fp => continue,
+                Some(_) => {
+                    updated += 1;
+                    replaced.push(note.path.clone());
+                }
+                None => added += 1,
+            }
+            write.push((note, fp));
+        }
+        Ok(Plan {
+            write,
+            replaced,
+            added,
+            updated,
+            removed,
+        })
+    }
+}
+
+/// Each chunk's (path, id) row in a [`VectorMatrix`].
+type RowOf = HashMap<(String, String), usize>;
+
+/// What the notes to write need from the local index: their chunks with full-text documents,
+/// links, properties, vectors and note vectors.
+struct NoteRows {
+    properties: HashMap<String, String>,
+    chunks: HashMap<String, Vec<(ChunkRow, FullTextDoc)>>,
+    links: HashMap<String, Vec<quire_index::store::LinkRow>>,
+    /// The chunk vectors, and each chunk's row in them.
+    vectors: Option<(VectorMatrix, RowOf)>,
+    centroids: HashMap<String, Option<Vec<f32>>>,
+}
+
+impl NoteRows {
+    /// Read for the notes at `only` (all notes: `None`).
+    fn read(
+        store: &Store,
+        only: Option<&[&str]>,
+        space: Option<&EmbeddingSpace>,
+    ) -> Result<NoteRows, PgError> {
+        let properties: HashMap<String, String> = store.properties()?.into_iter().collect();
+        let mut chunks: HashMap<String, Vec<(ChunkRow, FullTextDoc)>> = HashMap::new();
+        for (c, d) in docs_with_chunks(store, only)? {
+            chunks.entry(c.note_path.clone()).or_default().push((c, d));
+        }
+        let mut links: HashMap<String, Vec<quire_index::store::LinkRow>> = HashMap::new();
+        for l in store.links(only)? {
+            links.entry(l.note_path.clone()).or_default().push(l);
+        }
+        let (vectors, centroids) = match space {
+            Some(space) => {
+                let (keys, data) = match only {
+                    Some(paths) => store.vectors_of_notes(&space.id(), space.dimension, paths)?,
+                    None => store.vectors(&space.id(), space.dimension)?,
+                };
+                let matrix = VectorMatrix {
+                    keys,
+                    data,
+                    dimension: space.dimension,
+                };
+                let centroids: HashMap<String, Option<Vec<f32>>> =
+                    matrix.note_centroids().into_iter().collect();
+                let rows: RowOf = matrix
+                    .keys
+                    .iter()
+                    .cloned()
+                    .enumerate()
+                    .map(|(i, k)| (k, i))
+                    .collect();
+                (Some((matrix, rows)), centroids)
+            }
+            None => (None, HashMap::new()),
+        };
+        Ok(NoteRows {
+            properties,
+            chunks,
+            links,
+            vectors,
+            centroids,
+        })
+    }
+
+    fn vector_of(&self, path: &str, id: &str) -> Option<Vec<f32>> {
+        let (matrix, rows) = self.vectors.as_ref()?;
+        let i = *rows.get(&(path.to_string(), id.to_string()))?;
+        Some(matrix.row(i).to_vec())
+    }
+
+    /// Writes the rows of `write` in batches (one statement of arrays per batch, not one round
+    /// trip per row), counting chunks and vectors into `stats`.
+    fn write(
+        &self,
+        tx: &mut postgres::Transaction<'_>,
+        write: Vec<(&NoteRow, String)>,
+        stats: &mut PublishStats,
+    ) -> Result<(), PgError> {
+        let mut batch = Batch::default();
+        for (note, fp) in write {
+            batch.note(
+                note,
+                fp,
+                self.properties
+                    .get(&note.path)
+                    .cloned()
+                    .unwrap_or_else(|| "{}".into()),
+                self.centroids
+                    .get(&note.path)
+                    .cloned()
+                    .flatten()
+                    .map(Vector::from),
+            );
+            let own = self
+                .chunks
+                .get(&note.path)
+                .map(Vec::as_slice)
+                .unwrap_or_default();
+            for (seq, (c, doc)) in own.iter().enumerate() {
+                let embedding = self.vector_of(&c.note_path, &c.id).map(Vector::from);
+                stats.vectors_written += usize::from(embedding.is_some());
+                stats.chunks_written += 1;
+                batch.chunk(c, seq, doc, embedding);
+            }
+            // A note's tags (lowercased, as the store keeps them) are on each of its chunks'
+            // documents.
+            for tag in own
+                .first()
+                .map(|(_, doc)| doc.tags.as_slice())
+                .unwrap_or_default()
+            {
+                batch.tag(&note.path, tag);
+            }
+            for l in self
+                .links
+                .get(&note.path)
+                .map(Vec::as_slice)
+                .unwrap_or_default()
+            {
+                batch.link(l);
+            }
+            if batch.chunks.path.len() >= BATCH_ROWS {
+                batch.flush(tx)?;
+            }
+        }
+        batch.flush(tx)
+    }
+}
+
+/// What a publish records in `quire_meta`, with BM25's collection statistics as the local
+/// index keeps them (chunks, and terms per field).
+struct Published<'a> {
+    dimension: usize,
+    generation: u64,
+    digest: &'a str,
+    space: &'a str,
+    vault_root: Option<&'a str>,
+}
+
+impl Published<'_> {
+    fn record(&self, tx: &mut postgres::Transaction<'_>) -> Result<(), PgError> {
+        let totals = tx.query_one(
+            "SELECT count(*), coalesce(sum(lengths[1]), 0), coalesce(sum(lengths[2]), 0),
+                    coalesce(sum(lengths[3]), 0)
+             FROM quire_chunks",
+            &[],
+        )?;
+        let bm25 = serde_json::json!({
+            "docs": totals.get::<_, i64>(0),
+            "tokens": [totals.get::<_, i64>(1), totals.get::<_, i64>(2), totals.get::<_, i64>(3)],
+        });
+        let mut put_meta = |key: &str, value: &str| -> Result<(), PgError> {
+            tx.execute(
+                "INSERT INTO quire_meta (key, value) VALUES ($1, $2)
+                 ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+                &[&key, &value],
+            )?;
+            Ok(())
+        };
+        put_meta("schema_version", schema::SCHEMA_VERSION)?;
+        put_meta("dimension", &self.dimension.to_string())?;
+        put_meta("generation", &self.generation.to_string())?;
+        put_meta("source_digest", self.digest)?;
+        put_meta("bm25", &bm25.to_string())?;
+        if !self.space.is_empty() {
+            put_meta("space", self.space)?;
+        }
+        if let Some(root) = self.vault_root {
+            put_meta("vault_root", root)?;
+        }
+        Ok(())
+    }
 }
 
 /// `text` fit for a PostgreSQL text column, which refuses NUL: each one becomes U+FFFD. The
