@@ -493,191 +493,230 @@ pub fn descend(
         cancel,
         trace: DescentTrace::default(),
     };
-    let by_id: HashMap<&str, &NoteInfo> = notes.iter().map(|n| (n.id.as_str(), n)).collect();
-    let all_lines: Vec<String> = notes.iter().map(NoteInfo::manifest_line).collect();
-    let total_tokens: usize = all_lines.iter().map(|l| approx_tokens(l) + 1).sum();
-
-    // A large vault: the folders first.
-    let mut shown: Vec<&NoteInfo> = notes.iter().collect();
-    if total_tokens > options.listing_tokens {
-        let mut folders: BTreeMap<&str, Vec<&NoteInfo>> = BTreeMap::new();
-        for note in &notes {
-            folders.entry(note.folder()).or_default().push(note);
-        }
-        if folders.len() > 1 {
-            let folder_list: Vec<(&str, Vec<&NoteInfo>)> = folders.into_iter().collect();
-            let lines: Vec<String> = folder_list
-                .iter()
-                .enumerate()
-                .map(|(i, (folder, members))| {
-                    let sample: Vec<String> = members
-                        .iter()
-                        .take(6)
-                        .map(|n| one_line(&n.row.title))
-                        .collect();
-                    format!(
-                        "F{} {}/ ({} notes: {}{})",
-                        i + 1,
-                        if folder.is_empty() {
-                            "(vault root)"
-                        } else {
-                            folder
-                        },
-                        members.len(),
-                        sample.join("; "),
-                        if members.len() > 6 { "; …" } else { "" }
-                    )
-                })
-                .collect();
-            let known = |id: &str| {
-                id.strip_prefix('F')
-                    .and_then(|n| n.parse::<usize>().ok())
-                    .and_then(|n| n.checked_sub(1))
-                    .and_then(|n| folder_list.get(n))
-                    .map(|(f, _)| format!("{f}/"))
-            };
-            let chosen = descent.choose("folders", &lines, &known, 3)?;
-            if chosen.is_empty() {
-                return Ok((Vec::new(), descent.trace));
-            }
-            shown = chosen
-                .iter()
-                .filter_map(|id| id[1..].parse::<usize>().ok())
-                .flat_map(|n| folder_list[n - 1].1.iter().copied())
-                .collect();
-        }
-    }
-
-    // The notes.
-    let lines: Vec<String> = shown.iter().map(|n| n.manifest_line()).collect();
-    let visible: Vec<&str> = shown.iter().map(|n| n.id.as_str()).collect();
-    let known_note = |id: &str| {
-        visible
-            .contains(&id)
-            .then(|| by_id.get(id).map(|n| n.row.path.clone()))
-            .flatten()
+    let Some(shown) = descent.choose_folders(&notes)? else {
+        return Ok((Vec::new(), descent.trace));
     };
-    let chosen_notes = descent.choose("notes", &lines, &known_note, options.max_notes)?;
+    let by_id: HashMap<&str, &NoteInfo> = notes.iter().map(|n| (n.id.as_str(), n)).collect();
+    let chosen_notes = descent.choose_notes(&shown, &by_id)?;
     if chosen_notes.is_empty() {
         return Ok((Vec::new(), descent.trace));
     }
-
-    // The sections of the chosen notes.
     let opened: Vec<&NoteInfo> = chosen_notes
         .iter()
         .filter_map(|id| by_id.get(id.as_str()).copied())
         .collect();
-    let outline: Vec<String> = opened.iter().map(|n| n.outline()).collect();
-    let known_section = |id: &str| -> Option<String> {
-        let (note, section) = match id.split_once('.') {
-            Some((note, n)) => (note, Some(n.parse::<usize>().ok()?)),
-            None => (id, None),
-        };
-        let info = opened.iter().find(|n| n.id == note)?;
-        match section {
-            None => Some(format!("{} (whole note)", info.row.path)),
-            Some(n) => info
-                .sections
-                .get(n.checked_sub(1)?)
-                .map(|s| format!("{} › {}", info.row.path, s.heading_path.join(" › "))),
-        }
-    };
-    let chosen_sections =
-        descent.choose("sections", &outline, &known_section, options.max_sections)?;
+    let chosen_sections = descent.choose_sections(&opened)?;
     // No section chosen: the notes' first sections, as they were chosen.
     let chosen_sections = if chosen_sections.is_empty() {
         if descent.trace.stopped.is_none() {
             descent.trace.stopped =
                 Some("no section chosen: the notes were read from the top".into());
         }
-        chosen_notes.clone()
+        chosen_notes
     } else {
         chosen_sections
     };
-
-    // Read: every chosen note checked against the index it was chosen from.
     let all_paths: Vec<&str> = notes.iter().map(|n| n.row.path.as_str()).collect();
-    let mut candidates: Vec<Candidate> = Vec::new();
-    for id in &chosen_sections {
-        let (note_id, section) = match id.split_once('.') {
-            Some((note, n)) => (note, n.parse::<usize>().ok()),
-            None => (id.as_str(), None),
-        };
-        let Some(info) = opened.iter().find(|n| n.id == note_id) else {
-            continue;
-        };
-        if descent.trace.stale.contains(&info.row.path) {
-            continue;
-        }
-        let current = reader
-            .read_bytes(&info.row.path)
-            .map(|(_, bytes)| crate::audit::content_hash_bytes(&bytes));
-        if current.as_deref().ok() != Some(info.row.sha256.as_str()) {
-            descent.trace.stale.push(info.row.path.clone());
-            continue;
-        }
-        let (start, end, heading_path) =
-            match section.and_then(|n| info.sections.get(n.wrapping_sub(1))) {
-                Some(s) => (s.start_line, s.end_line, s.heading_path.clone()),
-                None => (1, usize::MAX, Vec::new()),
-            };
-        let card = quire_vault::chunk::card_id();
-        let mut refs: Vec<ChunkRef> = info
-            .chunks
+    let candidates = descent.read(reader, &opened, &chosen_sections, &all_paths);
+    Ok((candidates, descent.trace))
+}
+
+impl Descent<'_> {
+    /// A large vault: the folders first, and the notes of those chosen. All notes when the
+    /// listing fits (or the vault has one folder); `None` when the model chose no folder.
+    fn choose_folders<'n>(
+        &mut self,
+        notes: &'n [NoteInfo],
+    ) -> Result<Option<Vec<&'n NoteInfo>>, AssistError> {
+        let total_tokens: usize = notes
             .iter()
-            .filter(|c| c.id != card && c.start_line <= end && c.end_line >= start)
-            .map(|c| ChunkRef {
-                id: c.id.clone(),
-                content_hash: c.content_hash.clone(),
-                heading_path: c.heading_path.clone(),
-                start_line: c.start_line,
-                end_line: c.end_line,
-                score: 1.0,
+            .map(|n| approx_tokens(&n.manifest_line()) + 1)
+            .sum();
+        if total_tokens <= self.options.listing_tokens {
+            return Ok(Some(notes.iter().collect()));
+        }
+        let mut folders: BTreeMap<&str, Vec<&NoteInfo>> = BTreeMap::new();
+        for note in notes {
+            folders.entry(note.folder()).or_default().push(note);
+        }
+        if folders.len() <= 1 {
+            return Ok(Some(notes.iter().collect()));
+        }
+        let folder_list: Vec<(&str, Vec<&NoteInfo>)> = folders.into_iter().collect();
+        let lines: Vec<String> = folder_list
+            .iter()
+            .enumerate()
+            .map(|(i, (folder, members))| {
+                let sample: Vec<String> = members
+                    .iter()
+                    .take(6)
+                    .map(|n| one_line(&n.row.title))
+                    .collect();
+                format!(
+                    "F{} {}/ ({} notes: {}{})",
+                    i + 1,
+                    if folder.is_empty() {
+                        "(vault root)"
+                    } else {
+                        folder
+                    },
+                    members.len(),
+                    sample.join("; "),
+                    if members.len() > 6 { "; …" } else { "" }
+                )
             })
             .collect();
-        if refs.is_empty() {
-            // A note of properties only: its card is what there is.
-            refs = info
-                .chunks
+        let known = |id: &str| {
+            id.strip_prefix('F')
+                .and_then(|n| n.parse::<usize>().ok())
+                .and_then(|n| n.checked_sub(1))
+                .and_then(|n| folder_list.get(n))
+                .map(|(f, _)| format!("{f}/"))
+        };
+        let chosen = self.choose("folders", &lines, &known, 3)?;
+        if chosen.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(
+            chosen
                 .iter()
-                .filter(|c| c.id == card)
-                .map(|c| ChunkRef {
-                    id: c.id.clone(),
-                    content_hash: c.content_hash.clone(),
-                    heading_path: c.heading_path.clone(),
-                    start_line: c.start_line,
-                    end_line: c.end_line,
-                    score: 1.0,
-                })
-                .collect();
-        }
-        if refs.is_empty() {
-            continue;
-        }
-        descent.trace.sections.push(TraceSection {
-            path: info.row.path.clone(),
-            heading_path,
-            start_line: refs.iter().map(|r| r.start_line).min().unwrap_or(start),
-            end_line: refs.iter().map(|r| r.end_line).max().unwrap_or(end),
-        });
-        match candidates.iter_mut().find(|c| c.path == info.row.path) {
-            Some(candidate) => {
-                for chunk in refs {
-                    if !candidate.chunks.iter().any(|c| c.id == chunk.id) {
-                        candidate.chunks.push(chunk);
+                .filter_map(|id| id[1..].parse::<usize>().ok())
+                .flat_map(|n| folder_list[n - 1].1.iter().copied())
+                .collect(),
+        ))
+    }
+
+    /// The notes chosen among `shown`, by id.
+    fn choose_notes(
+        &mut self,
+        shown: &[&NoteInfo],
+        by_id: &HashMap<&str, &NoteInfo>,
+    ) -> Result<Vec<String>, AssistError> {
+        let lines: Vec<String> = shown.iter().map(|n| n.manifest_line()).collect();
+        let visible: Vec<&str> = shown.iter().map(|n| n.id.as_str()).collect();
+        let known_note = |id: &str| {
+            visible
+                .contains(&id)
+                .then(|| by_id.get(id).map(|n| n.row.path.clone()))
+                .flatten()
+        };
+        let limit = self.options.max_notes;
+        self.choose("notes", &lines, &known_note, limit)
+    }
+
+    /// The sections chosen in the outlines of the `opened` notes (`N3.2`, or `N3`: the whole
+    /// note).
+    fn choose_sections(&mut self, opened: &[&NoteInfo]) -> Result<Vec<String>, AssistError> {
+        let outline: Vec<String> = opened.iter().map(|n| n.outline()).collect();
+        let known_section = |id: &str| -> Option<String> {
+            let (note, section) = match id.split_once('.') {
+                Some((note, n)) => (note, Some(n.parse::<usize>().ok()?)),
+                None => (id, None),
+            };
+            let info = opened.iter().find(|n| n.id == note)?;
+            match section {
+                None => Some(format!("{} (whole note)", info.row.path)),
+                Some(n) => info
+                    .sections
+                    .get(n.checked_sub(1)?)
+                    .map(|s| format!("{} › {}", info.row.path, s.heading_path.join(" › "))),
+            }
+        };
+        let limit = self.options.max_sections;
+        self.choose("sections", &outline, &known_section, limit)
+    }
+
+    /// Reads the chosen sections: every note checked against the index it was chosen from (a
+    /// note changed since is left out and named in the trace), each section's chunks gathered
+    /// under its note.
+    fn read(
+        &mut self,
+        reader: &SourceReader,
+        opened: &[&NoteInfo],
+        chosen: &[String],
+        all_paths: &[&str],
+    ) -> Vec<Candidate> {
+        let mut candidates: Vec<Candidate> = Vec::new();
+        for id in chosen {
+            let (note_id, section) = match id.split_once('.') {
+                Some((note, n)) => (note, n.parse::<usize>().ok()),
+                None => (id.as_str(), None),
+            };
+            let Some(info) = opened.iter().find(|n| n.id == note_id) else {
+                continue;
+            };
+            if self.trace.stale.contains(&info.row.path) {
+                continue;
+            }
+            let current = reader
+                .read_bytes(&info.row.path)
+                .map(|(_, bytes)| crate::audit::content_hash_bytes(&bytes));
+            if current.as_deref().ok() != Some(info.row.sha256.as_str()) {
+                self.trace.stale.push(info.row.path.clone());
+                continue;
+            }
+            let (start, end, heading_path) =
+                match section.and_then(|n| info.sections.get(n.wrapping_sub(1))) {
+                    Some(s) => (s.start_line, s.end_line, s.heading_path.clone()),
+                    None => (1, usize::MAX, Vec::new()),
+                };
+            let refs = section_chunks(info, start, end);
+            if refs.is_empty() {
+                continue;
+            }
+            self.trace.sections.push(TraceSection {
+                path: info.row.path.clone(),
+                heading_path,
+                start_line: refs.iter().map(|r| r.start_line).min().unwrap_or(start),
+                end_line: refs.iter().map(|r| r.end_line).max().unwrap_or(end),
+            });
+            match candidates.iter_mut().find(|c| c.path == info.row.path) {
+                Some(candidate) => {
+                    for chunk in refs {
+                        if !candidate.chunks.iter().any(|c| c.id == chunk.id) {
+                            candidate.chunks.push(chunk);
+                        }
                     }
                 }
+                None => candidates.push(Candidate {
+                    path: info.row.path.clone(),
+                    title: info.row.title.clone(),
+                    link: link_target(&info.row.path, all_paths.iter().copied()),
+                    score: 1.0,
+                    chunks: refs,
+                }),
             }
-            None => candidates.push(Candidate {
-                path: info.row.path.clone(),
-                title: info.row.title.clone(),
-                link: link_target(&info.row.path, all_paths.iter().copied()),
-                score: 1.0,
-                chunks: refs,
-            }),
         }
+        candidates
     }
-    Ok((candidates, descent.trace))
+}
+
+/// The chunks of `info` within lines `start..=end` (its card left out); a note of properties
+/// only: its card, which is what there is.
+fn section_chunks(info: &NoteInfo, start: usize, end: usize) -> Vec<ChunkRef> {
+    let card = quire_vault::chunk::card_id();
+    let to_ref = |c: &&ChunkRow| ChunkRef {
+        id: c.id.clone(),
+        content_hash: c.content_hash.clone(),
+        heading_path: c.heading_path.clone(),
+        start_line: c.start_line,
+        end_line: c.end_line,
+        score: 1.0,
+    };
+    let within: Vec<ChunkRef> = info
+        .chunks
+        .iter()
+        .filter(|c| c.id != card && c.start_line <= end && c.end_line >= start)
+        .map(|c| to_ref(&c))
+        .collect();
+    if !within.is_empty() {
+        return within;
+    }
+    info.chunks
+        .iter()
+        .filter(|c| c.id == card)
+        .map(|c| to_ref(&c))
+        .collect()
 }
 
 /// Whether a question is about the vault's structure ("which notes…", "what do I have on…"),
