@@ -128,6 +128,212 @@ fn format_error(what: impl std::fmt::Display) -> EmbedError {
     EmbedError::Format(what.to_string())
 }
 
+/// A mapped `QGEM1` file, its header read and checked: each tensor is read from it by name,
+/// with its shape, storage and place in the file checked (see `docs/qgem1-format.md`).
+struct QgemFile<'a> {
+    data: &'a Arc<ModelBytes>,
+    header: Header,
+    /// Where the data section starts (tensor offsets are relative to it).
+    base: usize,
+    /// Round the 8-bit weights again to this many bits (8: as stored).
+    bits: u32,
+}
+
+impl<'a> QgemFile<'a> {
+    fn parse(path: &Path, data: &'a Arc<ModelBytes>, bits: u32) -> Result<Self, EmbedError> {
+        let bytes: &[u8] = data;
+        if bytes.len() < 16 || &bytes[..8] != MAGIC {
+            return Err(format_error(format!(
+                "{}: not a QGEM1 file (make one with scripts/fetch-model.sh gemma)",
+                path.display()
+            )));
+        }
+        let head_len = u64::from_le_bytes(bytes[8..16].try_into().unwrap_or_default()) as usize;
+        let head_end = 16usize
+            .checked_add(head_len)
+            .filter(|&e| e <= bytes.len())
+            .ok_or_else(|| format_error("QGEM1 header runs past the end of the file"))?;
+        let header: Header =
+            serde_json::from_slice(&bytes[16..head_end]).map_err(|source| EmbedError::Json {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        if header.format != 1 {
+            return Err(format_error(format!(
+                "QGEM1 format {} is newer than this quire reads",
+                header.format
+            )));
+        }
+        let c = &header.config;
+        let checks = c.hidden.is_multiple_of(32)
+            && c.head_dim.is_multiple_of(2)
+            && c.kv_heads == 1
+            && c.heads >= 1
+            && c.full_attention.len() == c.layers
+            && c.max_positions >= 8;
+        if !checks {
+            return Err(format_error("QGEM1 config is not one this encoder runs"));
+        }
+        Ok(QgemFile {
+            data,
+            header,
+            base: head_end.next_multiple_of(64),
+            bits,
+        })
+    }
+
+    fn bytes(&self) -> &'a [u8] {
+        self.data
+    }
+
+    /// The absolute byte range of `[offset, length]` in the data section.
+    fn range(&self, at: [usize; 2]) -> Result<std::ops::Range<usize>, EmbedError> {
+        let start = self.base + at[0];
+        let end = start + at[1];
+        if end > self.bytes().len() {
+            return Err(format_error("a QGEM1 tensor runs past the end of the file"));
+        }
+        Ok(start..end)
+    }
+
+    fn tensor(&self, name: &str, shape: &[usize]) -> Result<&TensorInfo, EmbedError> {
+        let t = self
+            .header
+            .tensors
+            .get(name)
+            .ok_or_else(|| format_error(format!("QGEM1 file has no tensor `{name}`")))?;
+        if t.shape != shape {
+            return Err(format_error(format!(
+                "tensor `{name}` is {:?}, expected {shape:?}",
+                t.shape
+            )));
+        }
+        Ok(t)
+    }
+
+    fn f32s(&self, r: std::ops::Range<usize>) -> Vec<f32> {
+        self.bytes()[r]
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect()
+    }
+
+    /// `n` f32 values; `plus_one`: Gemma's RMSNorm weight `1 + w`, folded in.
+    fn vector(&self, name: &str, n: usize, plus_one: bool) -> Result<Vec<f32>, EmbedError> {
+        let t = self.tensor(name, &[n])?;
+        let r = self.range(*t.data.first().ok_or_else(|| format_error("no data"))?)?;
+        if t.dtype != "f32" || r.len() != 4 * n {
+            return Err(format_error(format!(
+                "tensor `{name}` is not {n} f32 values"
+            )));
+        }
+        let mut v = self.f32s(r);
+        if plus_one {
+            v.iter_mut().for_each(|w| *w += 1.0);
+        }
+        Ok(v)
+    }
+
+    /// An `out × inp` weight matrix: 8-bit tiles left in the map (rounded again to fewer bits
+    /// when asked), or f32.
+    fn matrix(&self, name: &str, out: usize, inp: usize) -> Result<Linear, EmbedError> {
+        let t = self.tensor(name, &[out, inp])?;
+        match (t.dtype.as_str(), t.data.as_slice()) {
+            ("q8_tiles", [values, scales]) => {
+                let values = Packed::Mapped(self.data.clone(), self.range(*values)?);
+                let scales = self.f32s(self.range(*scales)?);
+                QDense::from_q8_tiles(values, scales, out, inp)
+                    .map(|q| {
+                        if self.bits < 8 {
+                            q.requantized(self.bits)
+                        } else {
+                            q
+                        }
+                    })
+                    .map(Linear::Q4)
+            }
+            ("f32", [w]) => {
+                let r = self.range(*w)?;
+                Dense::new(self.f32s(r), vec![0.0; out], out, inp).map(Linear::F32)
+            }
+            _ => Err(format_error(format!(
+                "tensor `{name}` has a storage this encoder does not read"
+            ))),
+        }
+    }
+
+    /// Transformer layer `l`.
+    fn layer(&self, l: usize) -> Result<GemmaLayer, EmbedError> {
+        let c = &self.header.config;
+        let (h, hd) = (c.hidden, c.head_dim);
+        let q_out = c.heads * hd;
+        let p = format!("l{l}.");
+        Ok(GemmaLayer {
+            qkv: self.matrix(&format!("{p}qkv_proj"), q_out + 2 * hd, h)?,
+            o: self.matrix(&format!("{p}o_proj"), h, q_out)?,
+            gate_up: self.matrix(&format!("{p}gate_up_proj"), 2 * c.intermediate, h)?,
+            down: self.matrix(&format!("{p}down_proj"), h, c.intermediate)?,
+            input_norm: self.vector(&format!("{p}input_layernorm"), h, true)?,
+            post_attn_norm: self.vector(&format!("{p}post_attention_layernorm"), h, true)?,
+            pre_ff_norm: self.vector(&format!("{p}pre_feedforward_layernorm"), h, true)?,
+            post_ff_norm: self.vector(&format!("{p}post_feedforward_layernorm"), h, true)?,
+            q_norm: self.vector(&format!("{p}q_norm"), hd, true)?,
+            k_norm: self.vector(&format!("{p}k_norm"), hd, true)?,
+            full: c.full_attention[l],
+        })
+    }
+
+    /// The word-embedding table, left in the map (rows are read per token).
+    fn table(&self) -> Result<Table, EmbedError> {
+        let c = &self.header.config;
+        let (vocab, h) = (c.vocab, c.hidden);
+        let emb = self.tensor("embed", &[vocab, h])?;
+        match (emb.dtype.as_str(), emb.data.as_slice()) {
+            ("q8_rows", [values, scales])
+                if values[1] == vocab * h && scales[1] == vocab * h / 32 * 4 =>
+            {
+                Ok(Table::Q8 {
+                    values: self.range(*values)?.start,
+                    scales: self.range(*scales)?.start,
+                })
+            }
+            ("f32", [w]) if w[1] == vocab * h * 4 => Ok(Table::F32(self.range(*w)?.start)),
+            _ => Err(format_error(
+                "the embedding table is not one this encoder reads",
+            )),
+        }
+    }
+
+    /// The tokenizer from its tables, and the ids of `<bos>` and `<eos>`.
+    fn tokenizer(&self) -> Result<(GemmaTokenizer, u32, u32), EmbedError> {
+        let table_bytes = |name: &str| -> Result<&[u8], EmbedError> {
+            let t = self
+                .header
+                .tensors
+                .get(name)
+                .filter(|t| t.dtype == "u32")
+                .ok_or_else(|| format_error(format!("QGEM1 file has no table `{name}`")))?;
+            let at = *t.data.first().ok_or_else(|| format_error("no data"))?;
+            Ok(&self.bytes()[self.range(at)?])
+        };
+        let tokenizer = GemmaTokenizer::new(
+            table_bytes("tok.merges")?,
+            table_bytes("tok.chars")?,
+            table_bytes("tok.bytes")?,
+            self.header.added_tokens.clone(),
+        )?;
+        let id = |t: &str| {
+            self.header
+                .added_tokens
+                .iter()
+                .find(|(text, _)| text == t)
+                .map(|(_, id)| *id)
+                .ok_or_else(|| format_error(format!("the tokenizer has no {t}")))
+        };
+        Ok((tokenizer, id("<bos>")?, id("<eos>")?))
+    }
+}
+
 impl GemmaModel {
     /// Whether the file at `path` starts as a `QGEM1` file does.
     pub fn is_gemma_file(path: &Path) -> bool {
@@ -159,182 +365,40 @@ impl GemmaModel {
         bits: u32,
     ) -> Result<GemmaModel, EmbedError> {
         let data = Arc::new(ModelBytes::map(path)?);
-        let bytes: &[u8] = &data;
-        if bytes.len() < 16 || &bytes[..8] != MAGIC {
-            return Err(format_error(format!(
-                "{}: not a QGEM1 file (make one with scripts/fetch-model.sh gemma)",
-                path.display()
-            )));
-        }
-        let head_len = u64::from_le_bytes(bytes[8..16].try_into().unwrap_or_default()) as usize;
-        let head_end = 16usize
-            .checked_add(head_len)
-            .filter(|&e| e <= bytes.len())
-            .ok_or_else(|| format_error("QGEM1 header runs past the end of the file"))?;
-        let header: Header =
-            serde_json::from_slice(&bytes[16..head_end]).map_err(|source| EmbedError::Json {
-                path: path.to_path_buf(),
-                source,
-            })?;
-        if header.format != 1 {
-            return Err(format_error(format!(
-                "QGEM1 format {} is newer than this quire reads",
-                header.format
-            )));
-        }
-        let base = head_end.next_multiple_of(64);
-        let c = header.config.clone();
+        let file = QgemFile::parse(path, &data, bits)?;
+        let c = file.header.config.clone();
         if !matches!(dimension, 128 | 256 | 512 | 768) || dimension > c.hidden {
             return Err(format_error(format!(
                 "EmbeddingGemma vectors can be cut to 768, 512, 256 or 128 values, not {dimension}"
             )));
         }
-        let checks = c.hidden.is_multiple_of(32)
-            && c.head_dim.is_multiple_of(2)
-            && c.kv_heads == 1
-            && c.heads >= 1
-            && c.full_attention.len() == c.layers
-            && c.max_positions >= 8;
-        if !checks {
-            return Err(format_error("QGEM1 config is not one this encoder runs"));
-        }
-        let range = |at: [usize; 2]| -> Result<std::ops::Range<usize>, EmbedError> {
-            let start = base + at[0];
-            let end = start + at[1];
-            if end > bytes.len() {
-                return Err(format_error("a QGEM1 tensor runs past the end of the file"));
-            }
-            Ok(start..end)
-        };
-        let tensor = |name: &str, shape: &[usize]| -> Result<&TensorInfo, EmbedError> {
-            let t = header
-                .tensors
-                .get(name)
-                .ok_or_else(|| format_error(format!("QGEM1 file has no tensor `{name}`")))?;
-            if t.shape != shape {
-                return Err(format_error(format!(
-                    "tensor `{name}` is {:?}, expected {shape:?}",
-                    t.shape
-                )));
-            }
-            Ok(t)
-        };
-        let f32s = |r: std::ops::Range<usize>| -> Vec<f32> {
-            bytes[r]
-                .chunks_exact(4)
-                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-                .collect()
-        };
-        let vector = |name: &str, n: usize, plus_one: bool| -> Result<Vec<f32>, EmbedError> {
-            let t = tensor(name, &[n])?;
-            let r = range(*t.data.first().ok_or_else(|| format_error("no data"))?)?;
-            if t.dtype != "f32" || r.len() != 4 * n {
-                return Err(format_error(format!(
-                    "tensor `{name}` is not {n} f32 values"
-                )));
-            }
-            let mut v = f32s(r);
-            if plus_one {
-                v.iter_mut().for_each(|w| *w += 1.0);
-            }
-            Ok(v)
-        };
-        let matrix = |name: &str, out: usize, inp: usize| -> Result<Linear, EmbedError> {
-            let t = tensor(name, &[out, inp])?;
-            match (t.dtype.as_str(), t.data.as_slice()) {
-                ("q8_tiles", [values, scales]) => {
-                    let values = Packed::Mapped(data.clone(), range(*values)?);
-                    let scales = f32s(range(*scales)?);
-                    QDense::from_q8_tiles(values, scales, out, inp)
-                        .map(|q| if bits < 8 { q.requantized(bits) } else { q })
-                        .map(Linear::Q4)
-                }
-                ("f32", [w]) => {
-                    let r = range(*w)?;
-                    Dense::new(f32s(r), vec![0.0; out], out, inp).map(Linear::F32)
-                }
-                _ => Err(format_error(format!(
-                    "tensor `{name}` has a storage this encoder does not read"
-                ))),
-            }
-        };
-        let (h, hd) = (c.hidden, c.head_dim);
-        let q_out = c.heads * hd;
-        let mut layers = Vec::with_capacity(c.layers);
-        for (l, &full) in c.full_attention.iter().enumerate() {
-            let p = format!("l{l}.");
-            layers.push(GemmaLayer {
-                qkv: matrix(&format!("{p}qkv_proj"), q_out + 2 * hd, h)?,
-                o: matrix(&format!("{p}o_proj"), h, q_out)?,
-                gate_up: matrix(&format!("{p}gate_up_proj"), 2 * c.intermediate, h)?,
-                down: matrix(&format!("{p}down_proj"), h, c.intermediate)?,
-                input_norm: vector(&format!("{p}input_layernorm"), h, true)?,
-                post_attn_norm: vector(&format!("{p}post_attention_layernorm"), h, true)?,
-                pre_ff_norm: vector(&format!("{p}pre_feedforward_layernorm"), h, true)?,
-                post_ff_norm: vector(&format!("{p}post_feedforward_layernorm"), h, true)?,
-                q_norm: vector(&format!("{p}q_norm"), hd, true)?,
-                k_norm: vector(&format!("{p}k_norm"), hd, true)?,
-                full,
-            });
-        }
-        let final_norm = vector("norm", h, true)?;
-        let wide = header
+        let layers = (0..c.layers)
+            .map(|l| file.layer(l))
+            .collect::<Result<Vec<_>, _>>()?;
+        let final_norm = file.vector("norm", c.hidden, true)?;
+        let wide = file
+            .header
             .tensors
             .get("dense0")
             .and_then(|t| t.shape.first().copied())
             .unwrap_or(0);
-        let head = [matrix("dense0", wide, h)?, matrix("dense1", h, wide)?];
-        let emb = tensor("embed", &[c.vocab, h])?;
-        let table = match (emb.dtype.as_str(), emb.data.as_slice()) {
-            ("q8_rows", [values, scales])
-                if values[1] == c.vocab * h && scales[1] == c.vocab * h / 32 * 4 =>
-            {
-                Table::Q8 {
-                    values: range(*values)?.start,
-                    scales: range(*scales)?.start,
-                }
-            }
-            ("f32", [w]) if w[1] == c.vocab * h * 4 => Table::F32(range(*w)?.start),
-            _ => {
-                return Err(format_error(
-                    "the embedding table is not one this encoder reads",
-                ));
-            }
-        };
-        let table_bytes = |name: &str| -> Result<&[u8], EmbedError> {
-            let t = header
-                .tensors
-                .get(name)
-                .filter(|t| t.dtype == "u32")
-                .ok_or_else(|| format_error(format!("QGEM1 file has no table `{name}`")))?;
-            let at = *t.data.first().ok_or_else(|| format_error("no data"))?;
-            Ok(&bytes[range(at)?])
-        };
-        let tokenizer = GemmaTokenizer::new(
-            table_bytes("tok.merges")?,
-            table_bytes("tok.chars")?,
-            table_bytes("tok.bytes")?,
-            header.added_tokens.clone(),
-        )?;
-        let id = |t: &str| {
-            header
-                .added_tokens
-                .iter()
-                .find(|(text, _)| text == t)
-                .map(|(_, id)| *id)
-                .ok_or_else(|| format_error(format!("the tokenizer has no {t}")))
-        };
-        let (bos, eos) = (id("<bos>")?, id("<eos>")?);
-        let tokenizer_json = range(header.tokenizer)?;
-        let query_prompt = header
+        let head = [
+            file.matrix("dense0", wide, c.hidden)?,
+            file.matrix("dense1", c.hidden, wide)?,
+        ];
+        let table = file.table()?;
+        let (tokenizer, bos, eos) = file.tokenizer()?;
+        let tokenizer_json = file.range(file.header.tokenizer)?;
+        let query_prompt = file
+            .header
             .prompts
             .get("query")
             .cloned()
             .unwrap_or_else(|| QUERY_PROMPT.to_string());
         let mut model_name = format!(
             "{}-{}@{}",
-            header.model,
-            header.precision,
+            file.header.model,
+            file.header.precision,
             crate::e5::weights_hash(path, &data)
         );
         if bits < 8 {
