@@ -94,6 +94,207 @@ fn read_optional<T: serde::de::DeserializeOwned + Default>(path: &Path) -> Resul
     }
 }
 
+/// Refuses a configuration this encoder does not run, saying why.
+fn check_config(dir: &Path, config: &Config) -> Result<(), EmbedError> {
+    if let Some(act) = config.hidden_act.as_deref().filter(|a| *a != "gelu") {
+        return Err(error(
+            dir,
+            format!("hidden_act `{act}` is not supported (only `gelu`)"),
+        ));
+    }
+    if let Some(kind) = config
+        .position_embedding_type
+        .as_deref()
+        .filter(|k| *k != "absolute")
+    {
+        return Err(error(
+            dir,
+            format!("position_embedding_type `{kind}` is not supported (only `absolute`)"),
+        ));
+    }
+    if config.hidden_size == 0
+        || config.num_attention_heads == 0
+        || !config
+            .hidden_size
+            .is_multiple_of(config.num_attention_heads)
+    {
+        return Err(error(
+            dir,
+            "hidden_size must be a multiple of num_attention_heads",
+        ));
+    }
+    Ok(())
+}
+
+/// The tensors of a `model.safetensors`, read by name (with the `bert.` prefix some exports
+/// put on every name) and checked for their shapes.
+struct Weights<'a> {
+    path: &'a Path,
+    tensors: HashMap<String, Tensor>,
+    prefix: &'static str,
+}
+
+impl<'a> Weights<'a> {
+    fn read(path: &'a Path, bytes: &[u8]) -> Result<Weights<'a>, EmbedError> {
+        let tensors = candle_core::safetensors::load_buffer(bytes, &Device::Cpu)
+            .map_err(|e| error(path, e))?;
+        let prefix = if tensors.contains_key("bert.embeddings.word_embeddings.weight") {
+            "bert."
+        } else {
+            ""
+        };
+        Ok(Weights {
+            path,
+            tensors,
+            prefix,
+        })
+    }
+
+    fn get(&self, name: &str) -> Result<Tensor, EmbedError> {
+        let full = format!("{}{name}", self.prefix);
+        self.tensors
+            .get(&full)
+            .ok_or_else(|| error(self.path, format!("no tensor `{full}`")))?
+            .to_dtype(DType::F32)
+            .map_err(EmbedError::from)
+    }
+
+    fn shaped(&self, name: &str, shape: &[usize]) -> Result<Tensor, EmbedError> {
+        let t = self.get(name)?;
+        if t.dims() != shape {
+            return Err(error(
+                self.path,
+                format!("`{name}` has shape {:?}, expected {shape:?}", t.dims()),
+            ));
+        }
+        Ok(t)
+    }
+
+    fn linear(&self, name: &str, out: usize, inp: usize) -> Result<Linear, EmbedError> {
+        Dense::new(
+            flat(self.shaped(&format!("{name}.weight"), &[out, inp])?)?,
+            flat(self.shaped(&format!("{name}.bias"), &[out])?)?,
+            out,
+            inp,
+        )
+        .map(Linear::F32)
+    }
+
+    fn norm(&self, name: &str, hidden: usize) -> Result<Norm, EmbedError> {
+        Ok(Norm {
+            w: flat(self.shaped(&format!("{name}.weight"), &[hidden])?)?,
+            b: flat(self.shaped(&format!("{name}.bias"), &[hidden])?)?,
+        })
+    }
+
+    /// Encoder layer `l`.
+    fn layer(&self, l: usize, hidden: usize, inter: usize) -> Result<Layer, EmbedError> {
+        let p = format!("encoder.layer.{l}");
+        let weights = LayerWeights {
+            q: self.linear(&format!("{p}.attention.self.query"), hidden, hidden)?,
+            k: self.linear(&format!("{p}.attention.self.key"), hidden, hidden)?,
+            v: self.linear(&format!("{p}.attention.self.value"), hidden, hidden)?,
+            attn_out: self.linear(&format!("{p}.attention.output.dense"), hidden, hidden)?,
+            attn_norm: self.norm(&format!("{p}.attention.output.LayerNorm"), hidden)?,
+            ffn_in: self.linear(&format!("{p}.intermediate.dense"), inter, hidden)?,
+            ffn_out: self.linear(&format!("{p}.output.dense"), hidden, inter)?,
+            out_norm: self.norm(&format!("{p}.output.LayerNorm"), hidden)?,
+        };
+        Layer::new(weights, hidden).map_err(|e| error(self.path, e))
+    }
+
+    /// The encoder, the word-embedding table (flat) and its number of rows.
+    fn encoder(
+        &self,
+        config: &Config,
+        pooling: Pooling,
+    ) -> Result<(Encoder, Vec<f32>, usize), EmbedError> {
+        let (hidden, inter) = (config.hidden_size, config.intermediate_size);
+        let layers = (0..config.num_hidden_layers)
+            .map(|l| self.layer(l, hidden, inter))
+            .collect::<Result<Vec<_>, _>>()?;
+        let word_t = self.get("embeddings.word_embeddings.weight")?;
+        let vocab_rows = match word_t.dims() {
+            [rows, h] if *h == hidden && *rows > 0 => *rows,
+            dims => {
+                return Err(error(
+                    self.path,
+                    format!("word embeddings have shape {dims:?}"),
+                ));
+            }
+        };
+        let positions = flat(self.shaped(
+            "embeddings.position_embeddings.weight",
+            &[config.max_position_embeddings, hidden],
+        )?)?;
+        let token_type = flat(self.get("embeddings.token_type_embeddings.weight")?)?;
+        if token_type.len() < hidden {
+            return Err(error(self.path, "the token-type table is empty"));
+        }
+        let encoder = Encoder {
+            hidden,
+            heads: config.num_attention_heads,
+            layer_norm_eps: config.layer_norm_eps,
+            max_positions: config.max_position_embeddings,
+            positions,
+            token_type: token_type[..hidden].to_vec(),
+            emb_norm: self.norm("embeddings.LayerNorm", hidden)?,
+            layers,
+            pooling,
+            pool: thread_pool()?,
+        };
+        Ok((encoder, flat(word_t)?, vocab_rows))
+    }
+}
+
+fn flat(t: Tensor) -> Result<Vec<f32>, EmbedError> {
+    t.flatten_all()
+        .and_then(|t| t.to_vec1::<f32>())
+        .map_err(EmbedError::from)
+}
+
+/// The tokenizer without truncation or padding, and the special tokens its post-processor adds
+/// around a sequence (`[CLS]` … `[SEP]`, `<s>` … `</s>`).
+fn load_tokenizer(path: &Path) -> Result<(tokenizers::Tokenizer, u32, u32), EmbedError> {
+    let mut tokenizer = tokenizers::Tokenizer::from_file(path).map_err(EmbedError::Tokenizer)?;
+    tokenizer
+        .with_truncation(None)
+        .map_err(EmbedError::Tokenizer)?;
+    tokenizer.with_padding(None);
+    let specials = tokenizer
+        .encode("", true)
+        .map_err(EmbedError::Tokenizer)?
+        .get_ids()
+        .to_vec();
+    match specials.as_slice() {
+        [bos, eos] => Ok((tokenizer, *bos, *eos)),
+        other => Err(error(
+            path,
+            format!(
+                "expected two special tokens around a text, got {}",
+                other.len()
+            ),
+        )),
+    }
+}
+
+/// The query and passage prefixes the folder's sentence-transformers prompts give; e5 models
+/// are trained with `query: ` and `passage: `, and their folders rarely say so.
+fn prefixes(st: &SentenceTransformersConfig, name: &str) -> (String, String) {
+    let prompt = |keys: &[&str]| -> String {
+        keys.iter()
+            .find_map(|k| st.prompts.get(*k))
+            .cloned()
+            .unwrap_or_default()
+    };
+    let query = prompt(&["query"]);
+    let passage = prompt(&["passage", "document", "corpus"]);
+    if query.is_empty() && passage.is_empty() && name.to_lowercase().contains("e5") {
+        return ("query: ".into(), "passage: ".into());
+    }
+    (query, passage)
+}
+
 impl BertDirModel {
     /// True when `path` is a folder that looks like a model this type loads.
     pub fn is_model_dir(path: &Path) -> bool {
@@ -103,33 +304,7 @@ impl BertDirModel {
     /// Loads the model in folder `dir`.
     pub fn load(dir: &Path) -> Result<BertDirModel, EmbedError> {
         let config: Config = read_json(&dir.join("config.json"))?;
-        if let Some(act) = config.hidden_act.as_deref().filter(|a| *a != "gelu") {
-            return Err(error(
-                dir,
-                format!("hidden_act `{act}` is not supported (only `gelu`)"),
-            ));
-        }
-        if let Some(kind) = config
-            .position_embedding_type
-            .as_deref()
-            .filter(|k| *k != "absolute")
-        {
-            return Err(error(
-                dir,
-                format!("position_embedding_type `{kind}` is not supported (only `absolute`)"),
-            ));
-        }
-        if config.hidden_size == 0
-            || config.num_attention_heads == 0
-            || !config
-                .hidden_size
-                .is_multiple_of(config.num_attention_heads)
-        {
-            return Err(error(
-                dir,
-                "hidden_size must be a multiple of num_attention_heads",
-            ));
-        }
+        check_config(dir, &config)?;
         let pooling: PoolingConfig = read_optional(&dir.join("1_Pooling/config.json"))?;
         let pooling = if pooling.pooling_mode_cls_token && !pooling.pooling_mode_mean_tokens {
             Pooling::Cls
@@ -149,147 +324,15 @@ impl BertDirModel {
             path: weights_path.clone(),
             source,
         })?;
-        let device = Device::Cpu;
-        let tensors = candle_core::safetensors::load_buffer(&bytes, &device)
-            .map_err(|e| error(&weights_path, e))?;
-        // Some exports prefix every name with `bert.`.
-        let prefix = if tensors.contains_key("bert.embeddings.word_embeddings.weight") {
-            "bert."
-        } else {
-            ""
-        };
-        let get = |name: &str| -> Result<Tensor, EmbedError> {
-            let full = format!("{prefix}{name}");
-            tensors
-                .get(&full)
-                .ok_or_else(|| error(&weights_path, format!("no tensor `{full}`")))?
-                .to_dtype(DType::F32)
-                .map_err(EmbedError::from)
-        };
-        let shaped = |name: &str, shape: &[usize]| -> Result<Tensor, EmbedError> {
-            let t = get(name)?;
-            if t.dims() != shape {
-                return Err(error(
-                    &weights_path,
-                    format!("`{name}` has shape {:?}, expected {shape:?}", t.dims()),
-                ));
-            }
-            Ok(t)
-        };
-        let (hidden, inter) = (config.hidden_size, config.intermediate_size);
-        let flat = |t: Tensor| -> Result<Vec<f32>, EmbedError> {
-            t.flatten_all()
-                .and_then(|t| t.to_vec1::<f32>())
-                .map_err(EmbedError::from)
-        };
-        let linear = |name: &str, out: usize, inp: usize| -> Result<Linear, EmbedError> {
-            Dense::new(
-                flat(shaped(&format!("{name}.weight"), &[out, inp])?)?,
-                flat(shaped(&format!("{name}.bias"), &[out])?)?,
-                out,
-                inp,
-            )
-            .map(Linear::F32)
-        };
-        let norm = |name: &str| -> Result<Norm, EmbedError> {
-            Ok(Norm {
-                w: flat(shaped(&format!("{name}.weight"), &[hidden])?)?,
-                b: flat(shaped(&format!("{name}.bias"), &[hidden])?)?,
-            })
-        };
-        let mut layers = Vec::with_capacity(config.num_hidden_layers);
-        for l in 0..config.num_hidden_layers {
-            let p = format!("encoder.layer.{l}");
-            let weights = LayerWeights {
-                q: linear(&format!("{p}.attention.self.query"), hidden, hidden)?,
-                k: linear(&format!("{p}.attention.self.key"), hidden, hidden)?,
-                v: linear(&format!("{p}.attention.self.value"), hidden, hidden)?,
-                attn_out: linear(&format!("{p}.attention.output.dense"), hidden, hidden)?,
-                attn_norm: norm(&format!("{p}.attention.output.LayerNorm"))?,
-                ffn_in: linear(&format!("{p}.intermediate.dense"), inter, hidden)?,
-                ffn_out: linear(&format!("{p}.output.dense"), hidden, inter)?,
-                out_norm: norm(&format!("{p}.output.LayerNorm"))?,
-            };
-            layers.push(Layer::new(weights, hidden).map_err(|e| error(&weights_path, e))?);
-        }
-        let word_t = get("embeddings.word_embeddings.weight")?;
-        let vocab_rows = match word_t.dims() {
-            [rows, h] if *h == hidden && *rows > 0 => *rows,
-            dims => {
-                return Err(error(
-                    &weights_path,
-                    format!("word embeddings have shape {dims:?}"),
-                ));
-            }
-        };
-        let positions = flat(shaped(
-            "embeddings.position_embeddings.weight",
-            &[config.max_position_embeddings, hidden],
-        )?)?;
-        let token_type = flat(get("embeddings.token_type_embeddings.weight")?)?;
-        if token_type.len() < hidden {
-            return Err(error(&weights_path, "the token-type table is empty"));
-        }
-        let encoder = Encoder {
-            hidden,
-            heads: config.num_attention_heads,
-            layer_norm_eps: config.layer_norm_eps,
-            max_positions: config.max_position_embeddings,
-            positions,
-            token_type: token_type[..hidden].to_vec(),
-            emb_norm: norm("embeddings.LayerNorm")?,
-            layers,
-            pooling,
-            pool: thread_pool()?,
-        };
-        let word = flat(word_t)?;
+        let weights = Weights::read(&weights_path, &bytes)?;
+        let (encoder, word, vocab_rows) = weights.encoder(&config, pooling)?;
+        let (tokenizer, bos, eos) = load_tokenizer(&dir.join("tokenizer.json"))?;
 
-        let tokenizer_path = dir.join("tokenizer.json");
-        let mut tokenizer =
-            tokenizers::Tokenizer::from_file(&tokenizer_path).map_err(EmbedError::Tokenizer)?;
-        tokenizer
-            .with_truncation(None)
-            .map_err(EmbedError::Tokenizer)?;
-        tokenizer.with_padding(None);
-        // The special tokens the post-processor adds around a sequence ([CLS] … [SEP], <s> … </s>).
-        let specials = tokenizer
-            .encode("", true)
-            .map_err(EmbedError::Tokenizer)?
-            .get_ids()
-            .to_vec();
-        let (bos, eos) = match specials.as_slice() {
-            [bos, eos] => (*bos, *eos),
-            other => {
-                return Err(error(
-                    &tokenizer_path,
-                    format!(
-                        "expected two special tokens around a text, got {}",
-                        other.len()
-                    ),
-                ));
-            }
-        };
-
-        let prompt = |keys: &[&str]| -> String {
-            keys.iter()
-                .find_map(|k| st.prompts.get(*k))
-                .cloned()
-                .unwrap_or_default()
-        };
-        let mut query_prefix = prompt(&["query"]);
-        let mut passage_prefix = prompt(&["passage", "document", "corpus"]);
         let name = dir
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "model".into());
-        if query_prefix.is_empty()
-            && passage_prefix.is_empty()
-            && name.to_lowercase().contains("e5")
-        {
-            // e5 models are trained with these prefixes; their folders rarely say so.
-            query_prefix = "query: ".into();
-            passage_prefix = "passage: ".into();
-        }
+        let (query_prefix, passage_prefix) = prefixes(&st, &name);
         // The space names the weights, not the folder: a renamed copy is the same model.
         let model_name = format!("{name}@{}", &blake3::hash(&bytes).to_hex()[..16]);
         Ok(BertDirModel {
