@@ -68,6 +68,36 @@ pub fn ask_context(
     reader: &SourceReader,
     request: &AskRequest<'_>,
 ) -> Result<FrozenContext, AppError> {
+    let (mut retrieval, widened) = retrieval_for(searcher, reader, request)?;
+    let expanded = expand(request, &mut retrieval)?;
+    let found = context::retrieve(searcher, &retrieval)?;
+    let mut frozen = context::materialize(reader, found.clone(), &retrieval.limits);
+    frozen.report.notes.extend(widened);
+    frozen.report.notes.extend(expanded);
+    frozen.report.expansion = retrieval.expansion.clone();
+    weigh(searcher, request, &mut frozen)?;
+    let descend_now = should_descend(request, &mut frozen)?;
+    frozen.report.retriever = if request.filter.note.is_some() {
+        Retriever::Hybrid
+    } else {
+        request.retriever
+    };
+    match request.model {
+        Some(model) if descend_now => {
+            descend_and_merge(searcher, reader, request, model, found, frozen, &retrieval)
+        }
+        _ => Ok(frozen),
+    }
+}
+
+/// The search a question makes: its limits (one note asked: that note's passages take the
+/// places of the other notes'), the note resolved against the index, the mode, and a date
+/// phrase's daily notes; with a line for the report when a date phrase found no daily notes.
+fn retrieval_for(
+    searcher: &dyn AnswerIndex,
+    reader: &SourceReader,
+    request: &AskRequest<'_>,
+) -> Result<(RetrievalRequest, Option<String>), AppError> {
     let mut limits = request.limits;
     if request.filter.note.is_some() {
         // One note asked: its passages take the places of the other notes' (the same number
@@ -106,35 +136,55 @@ pub fn ask_context(
             retrieval.date_range = Some(range);
         }
     }
-    let mut expanded = None;
-    if request.expand {
-        let Some(model) = request.model else {
-            return Err(AppError::bad_arguments(
-                "ask",
-                "expanding the question needs a language model to write the passage (see `quire config`)",
-            ));
-        };
-        let (passage, seconds) =
-            context::write_expansion(model, request.question, &CancelToken::new())?;
-        expanded = Some(if passage.is_empty() {
-            "expand: the model wrote no passage, so the question alone was searched".to_string()
-        } else {
-            retrieval.expansion = Some(passage);
-            format!(
-                "expand: searched with the question and a passage the model wrote for it ({seconds:.1} s)"
-            )
-        });
+    Ok((retrieval, widened))
+}
+
+/// `--expand`: the model writes a passage that could answer the question, searched with it;
+/// the line the report gets.
+fn expand(
+    request: &AskRequest<'_>,
+    retrieval: &mut RetrievalRequest,
+) -> Result<Option<String>, AppError> {
+    if !request.expand {
+        return Ok(None);
     }
-    let found = context::retrieve(searcher, &retrieval)?;
-    let mut frozen = context::materialize(reader, found.clone(), &limits);
-    frozen.report.notes.extend(widened);
-    frozen.report.notes.extend(expanded);
-    frozen.report.expansion = retrieval.expansion.clone();
-    frozen.evidence = Some(evidence_of(searcher, request.question, &frozen)?);
+    let Some(model) = request.model else {
+        return Err(AppError::bad_arguments(
+            "ask",
+            "expanding the question needs a language model to write the passage (see `quire config`)",
+        ));
+    };
+    let (passage, seconds) =
+        context::write_expansion(model, request.question, &CancelToken::new())?;
+    Ok(Some(if passage.is_empty() {
+        "expand: the model wrote no passage, so the question alone was searched".to_string()
+    } else {
+        retrieval.expansion = Some(passage);
+        format!(
+            "expand: searched with the question and a passage the model wrote for it ({seconds:.1} s)"
+        )
+    }))
+}
+
+/// How well the frozen passages answer the question (the evidence), and without a model the
+/// sentences an extractive answer leads with.
+fn weigh(
+    searcher: &dyn AnswerIndex,
+    request: &AskRequest<'_>,
+    frozen: &mut FrozenContext,
+) -> Result<(), AppError> {
+    frozen.evidence = Some(evidence_of(searcher, request.question, frozen)?);
     if request.model.is_none() {
-        frozen.lead = lead_of(searcher, request.question, &frozen)?;
+        frozen.lead = lead_of(searcher, request.question, frozen)?;
     }
-    let descend_now = match (request.retriever, request.model) {
+    Ok(())
+}
+
+/// Whether the retriever asked for descends the vault after searching (`tree` always; `auto`
+/// when the evidence is weak or the question is about the vault's structure); the report says
+/// why not when it does not.
+fn should_descend(request: &AskRequest<'_>, frozen: &mut FrozenContext) -> Result<bool, AppError> {
+    Ok(match (request.retriever, request.model) {
         (Retriever::Hybrid, _) => false,
         // One note asked (`filter.note`): the descent would read the whole vault.
         (_, _) if request.filter.note.is_some() => {
@@ -168,19 +218,21 @@ pub fn ask_context(
             }
             weak || structural
         }
-    };
-    frozen.report.retriever = if request.filter.note.is_some() {
-        Retriever::Hybrid
-    } else {
-        request.retriever
-    };
-    if !descend_now {
-        return Ok(frozen);
-    }
-    let Some(model) = request.model else {
-        return Ok(frozen);
-    };
-    // The descent reads the local index's reasoning records; a database backend has none.
+    })
+}
+
+/// The model descends the local index; its sections come first, search's after them (`auto`),
+/// or in their place when the descent found nothing or a note it chose changed since it was
+/// indexed (`tree`). A database backend has no reasoning records to descend: search answers.
+fn descend_and_merge(
+    searcher: &dyn AnswerIndex,
+    reader: &SourceReader,
+    request: &AskRequest<'_>,
+    model: &dyn ChatModel,
+    found: Retrieval,
+    mut frozen: FrozenContext,
+    retrieval: &RetrievalRequest,
+) -> Result<FrozenContext, AppError> {
     let Some(local) = searcher.local() else {
         if request.retriever == Retriever::Tree {
             return Err(AppError::bad_arguments(
@@ -202,8 +254,6 @@ pub fn ask_context(
         &CancelToken::new(),
     )?;
     let mut notes = frozen.report.notes.clone();
-    // The tree's candidates first; search's after them (auto), or in their place when the
-    // descent found nothing or a note it chose changed since it was indexed (tree).
     let mut candidates = tree;
     let fall_back = candidates.is_empty() || !trace.stale.is_empty();
     if request.retriever == Retriever::Auto || fall_back {
@@ -226,14 +276,11 @@ pub fn ask_context(
         candidates,
         ..found
     };
-    let mut frozen = context::materialize(reader, merged, &limits);
+    let mut frozen = context::materialize(reader, merged, &retrieval.limits);
     frozen.report.notes = notes;
     frozen.report.retriever = request.retriever;
     frozen.report.descent = Some(trace);
-    frozen.evidence = Some(evidence_of(searcher, request.question, &frozen)?);
-    if request.model.is_none() {
-        frozen.lead = lead_of(searcher, request.question, &frozen)?;
-    }
+    weigh(searcher, request, &mut frozen)?;
     Ok(frozen)
 }
 
