@@ -33,7 +33,7 @@ use quire_assist::context::{
 use quire_assist::descent::Retriever;
 use quire_assist::evidence::Evidence;
 use quire_assist::questions::Paragraph;
-use quire_assist::support::split_sentences;
+use quire_assist::support::{Thresholds, split_sentences};
 use quire_embed::{Embedder, EmbeddingSpace};
 use quire_index::{Boosts, Filter, FullText, FullTextDoc};
 use quire_llm::{CancelToken, ChatModel};
@@ -439,6 +439,7 @@ impl Article {
         if claims.is_empty() {
             return;
         }
+        let thresholds = Thresholds::for_model(&embedder.space().calibration());
         let rows: Vec<Option<&Vec<f32>>> = sources
             .iter()
             .map(|s| {
@@ -458,7 +459,7 @@ impl Article {
                             .collect()
                     })
                     .collect();
-                answer.check_support(sources, Some(&cosines), None);
+                answer.check_support(sources, Some(&cosines), None, &thresholds);
             }
             Err(e) => answer.check_support(
                 sources,
@@ -466,6 +467,7 @@ impl Article {
                 Some(format!(
                     "the embedder failed ({e}): sentences were compared by shared words only"
                 )),
+                &thresholds,
             ),
         }
     }

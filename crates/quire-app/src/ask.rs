@@ -20,7 +20,7 @@ use quire_assist::dates::{date_range_in, is_about_own_days};
 use quire_assist::descent::{DescentOptions, Retriever, descend, is_structural};
 use quire_assist::evidence::Evidence;
 use quire_assist::reflect::daily_paths_in;
-use quire_assist::support::split_sentences;
+use quire_assist::support::{Thresholds, split_sentences};
 use quire_index::sync::ChunkKey;
 use quire_llm::{CancelToken, ChatModel};
 use quire_search::{AnswerIndex, Mode};
@@ -376,8 +376,13 @@ pub fn check_support(searcher: &dyn AnswerIndex, sources: &[Source], answer: &mu
         .iter()
         .map(|s| ChunkKey::new(&s.passage.path, &s.passage.chunk_id))
         .collect();
+    // The cosine thresholds of the model whose vectors the index holds.
+    let thresholds = searcher
+        .calibration()
+        .map(|c| Thresholds::for_model(&c))
+        .unwrap_or_default();
     match searcher.text_cosines(&claims, &keys) {
-        Ok(Some(cosines)) => answer.check_support(sources, Some(&cosines), None),
+        Ok(Some(cosines)) => answer.check_support(sources, Some(&cosines), None, &thresholds),
         Ok(None) => {}
         Err(e) => answer.check_support(
             sources,
@@ -385,6 +390,7 @@ pub fn check_support(searcher: &dyn AnswerIndex, sources: &[Source], answer: &mu
             Some(format!(
                 "the embedder failed ({e}): sentences were compared by shared words only"
             )),
+            &thresholds,
         ),
     }
 }

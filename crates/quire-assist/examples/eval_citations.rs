@@ -7,8 +7,8 @@
 //! cargo run -p quire-assist --example eval_citations [-- DEV_SET] [--verbose]
 //! ```
 //!
-//! Each passage is the index's own chunk (same chunker), its vector the multilingual-e5-small
-//! vector of the chunk's indexed text, as `quire index` stores it; each sentence goes through
+//! Each passage is the index's own chunk (same chunker), its vector the default model's vector
+//! of the chunk's text (as `quire index` embeds it, without the title); each sentence goes through
 //! [`support::check`] exactly as an answer does, once with vectors (when the model is
 //! installed, see `scripts/fetch-model.sh`) and once with words only. Prints precision and
 //! recall per label at quire's thresholds, then at a few others: a starting point, not a fit.
@@ -104,8 +104,10 @@ fn load(root: &Path, dev: &Path) -> Vec<Item> {
 }
 
 /// The cosines of each item's sentence (as [`support::split_sentences`] gives its claim) with
-/// each of its sources, when the embedding model is installed.
-fn cosines(items: &[Item]) -> Option<Vec<Vec<Vec<Option<f32>>>>> {
+/// each of its sources, when the embedding model is installed, and that model's calibration.
+type Cosines = Vec<Vec<Vec<Option<f32>>>>;
+
+fn cosines(items: &[Item]) -> Option<(Cosines, quire_embed::Calibration)> {
     let path = quire_embed::default_model_path();
     let embedder = match quire_embed::load_local(&path) {
         Ok(e) => e,
@@ -137,7 +139,7 @@ fn cosines(items: &[Item]) -> Option<Vec<Vec<Vec<Option<f32>>>>> {
                 .collect(),
         );
     }
-    Some(out)
+    Some((out, embedder.space().calibration()))
 }
 
 /// The verdict as a label: the model's citation's status, or for an uncited sentence whether
@@ -163,6 +165,64 @@ fn verdict(
         Some(c) if c.added_by_quire => ("attributed".into(), Some(c.id.clone()), detail),
         Some(c) => (c.status.as_str().to_string(), c.better.clone(), detail),
     }
+}
+
+/// One line per (cosine, floor, margin): the share of items labelled right, on all items and on
+/// the even and odd halves (a setting that only one half likes is a fit, not a finding), and
+/// the recall of each label.
+fn sweep_vectors(items: &[Item], cosines: &[Vec<Vec<Option<f32>>>]) {
+    println!("\n## vectors: cosine, floor, margin → right (all / even / odd); recall per label");
+    for cosine in [0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.9] {
+        for drop in [0.1, 0.2, 0.3] {
+            for margin in [0.02, 0.04, 0.06, 0.08] {
+                let t = Thresholds {
+                    cosine,
+                    cosine_floor: cosine - drop,
+                    cosine_margin: margin,
+                    ..Thresholds::DEFAULT
+                };
+                let mut right = [0usize; 3];
+                let mut total = [0usize; 3];
+                let mut per_label: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+                for (n, item) in items.iter().enumerate() {
+                    let (predicted, _, _) = verdict(item, Some(cosines[n].as_slice()), &t);
+                    let ok = predicted == item.label;
+                    for half in [0, 1 + n % 2] {
+                        total[half] += 1;
+                        right[half] += usize::from(ok);
+                    }
+                    let entry = per_label.entry(label_of(&item.label)).or_default();
+                    entry.0 += usize::from(ok);
+                    entry.1 += 1;
+                }
+                let share = |h: usize| right[h] as f32 / total[h].max(1) as f32;
+                let recalls: Vec<String> = LABELS
+                    .iter()
+                    .map(|l| {
+                        let (r, t) = per_label.get(l).copied().unwrap_or_default();
+                        format!("{l} {:.2}", r as f32 / t.max(1) as f32)
+                    })
+                    .collect();
+                println!(
+                    "{cosine:.2} {:.2} {margin:.2} → {:.2} / {:.2} / {:.2}; {}",
+                    cosine - drop,
+                    share(0),
+                    share(1),
+                    share(2),
+                    recalls.join(", ")
+                );
+            }
+        }
+    }
+}
+
+/// `label` as one of [`LABELS`].
+fn label_of(label: &str) -> &'static str {
+    LABELS
+        .iter()
+        .copied()
+        .find(|l| *l == label)
+        .unwrap_or("unsupported")
 }
 
 const LABELS: [&str; 5] = [
@@ -250,8 +310,14 @@ fn main() {
         .unwrap_or_else(|| root.join("eval/citations/dev.jsonl"));
     let items = load(&root, &dev);
     println!("{} items from {}", items.len(), dev.display());
-    let t = Thresholds::DEFAULT;
-    let vectors = cosines(&items);
+    let (vectors, calibration) = match cosines(&items) {
+        Some((c, calibration)) => (Some(c), Some(calibration)),
+        None => (None, None),
+    };
+    // The vectors' model's thresholds; the share of words is the same for every model.
+    let t = calibration
+        .map(|c| Thresholds::for_model(&c))
+        .unwrap_or_default();
     if let Some(c) = &vectors {
         report(
             "words and embeddings, quire's thresholds",
@@ -277,6 +343,7 @@ fn main() {
             );
         }
         if let Some(c) = &vectors {
+            sweep_vectors(&items, c);
             for cosine in [0.86, 0.88, 0.90, 0.92] {
                 for words_with_vectors in [0.4, 0.5, 0.6] {
                     let t = Thresholds {

@@ -138,18 +138,19 @@ pub struct Answer {
 impl Answer {
     /// Checks a generated answer's sentences against `sources` (every source of the
     /// conversation): `cosines[sentence][source]` as [`support::check`] takes them, or `None`
-    /// for words only, with `note` saying why. Other answers are left as they are.
+    /// for words only, with `note` saying why; `thresholds` for the model that made the
+    /// cosines ([`Thresholds::for_model`]). Other answers are left as they are.
     pub fn check_support(
         &mut self,
         sources: &[Source],
         cosines: Option<&[Vec<Option<f32>>]>,
         note: Option<String>,
+        thresholds: &Thresholds,
     ) {
         if self.kind != AnswerKind::Generated {
             return;
         }
-        let (sentences, report) =
-            support::check(&self.answer, sources, cosines, note, &Thresholds::DEFAULT);
+        let (sentences, report) = support::check(&self.answer, sources, cosines, note, thresholds);
         self.sentences = sentences;
         self.support = Some(report);
     }
@@ -317,7 +318,12 @@ impl Conversation {
         result.evidence = evidence;
         // Words only here; a caller with an embedder checks again with cosines
         // (`quire_app::ask::check_support`).
-        result.check_support(&self.sources, None, Some(WORDS_ONLY_NOTE.to_string()));
+        result.check_support(
+            &self.sources,
+            None,
+            Some(WORDS_ONLY_NOTE.to_string()),
+            &Thresholds::DEFAULT,
+        );
         Ok(result)
     }
 

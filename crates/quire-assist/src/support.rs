@@ -63,6 +63,19 @@ impl Thresholds {
     };
 }
 
+impl Thresholds {
+    /// The thresholds for vectors of the model `calibration` was measured for (the share of
+    /// words is the same for every model).
+    pub fn for_model(calibration: &quire_embed::Calibration) -> Thresholds {
+        Thresholds {
+            cosine: calibration.support_cosine,
+            cosine_floor: calibration.support_cosine_floor,
+            cosine_margin: calibration.support_cosine_margin,
+            ..Thresholds::DEFAULT
+        }
+    }
+}
+
 impl Default for Thresholds {
     fn default() -> Thresholds {
         Thresholds::DEFAULT

@@ -20,9 +20,16 @@ struct Setup {
     _dir: tempfile::TempDir,
     vault: PathBuf,
     index: PathBuf,
+    /// Indexed with the default model (EmbeddingGemma): sentences are compared by vectors too.
+    vectors: bool,
 }
 
 fn setup() -> Setup {
+    setup_with(false)
+}
+
+/// The sample vault, indexed with EmbeddingGemma when `vectors` (else BM25 only).
+fn setup_with(vectors: bool) -> Setup {
     let dir = tempfile::tempdir().unwrap();
     let vault = dir.path().join("vault");
     support::copy_tree(&support::sample_vault(), &vault);
@@ -31,6 +38,7 @@ fn setup() -> Setup {
         _dir: dir,
         vault,
         index,
+        vectors,
     };
     assert!(
         setup
@@ -47,6 +55,9 @@ fn setup() -> Setup {
 impl Setup {
     fn quire(&self, server: Option<&FakeChat>) -> Command {
         let mut c = support::quire(env!("CARGO_BIN_EXE_quire"), &self.vault, &self.index);
+        if self.vectors {
+            c.env_remove("QUIRE_MODEL");
+        }
         if let Some(server) = server {
             c.env("QUIRE_LLM_BASE_URL", &server.url)
                 .env("QUIRE_LLM_MODEL", "fake-model");
@@ -147,6 +158,36 @@ fn ask_json_gives_each_sentence_its_checked_citations() {
         (Some(1), Some(1))
     );
     assert_eq!(s["added_by_quire"], 1);
+}
+
+/// With EmbeddingGemma's vectors the check reads the model's own thresholds: a sentence its
+/// source says is supported, and one another source says far better is misattributed to that
+/// one. (e5's thresholds, kept for Gemma's wider spread of cosines, once judged 85% of right
+/// citations unsupported.)
+#[test]
+fn with_gemma_vectors_a_right_citation_is_supported_and_a_wrong_one_misattributed() {
+    assert!(
+        quire_embed::default_gemma_path().exists(),
+        "EmbeddingGemma missing: run scripts/fetch-model.sh gemma"
+    );
+    let setup = setup_with(true);
+    let (starter, shoes) = setup.ids();
+    let reply = format!(
+        "Feed the starter once a day while it lives on the counter [{starter}]. \
+         Replace the daily trainer at around 700 km [{starter}]."
+    );
+    let v = json(&setup.ask(&reply, &["--json"], false));
+    assert_eq!(v["support"]["method"], "words_and_embeddings", "{v}");
+    assert_eq!(citation(&v, 0)["status"], "supported", "{v}");
+    assert!(citation(&v, 0)["cosine"].as_f64().unwrap() > 0.5, "{v}");
+    assert_eq!(citation(&v, 1)["status"], "misattributed", "{v}");
+    assert_eq!(citation(&v, 1)["better"], shoes.as_str());
+    // --strict withholds it for the misattributed sentence, not for the supported one.
+    let out = setup.ask(&reply, &[], true);
+    assert_eq!(out.status.code(), Some(4));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("Replace the daily trainer"), "{stderr}");
+    assert!(!stderr.contains("Feed the starter once"), "{stderr}");
 }
 
 #[test]
