@@ -10,6 +10,8 @@ export default defineConfig({
     environment: "happy-dom",
     include: ["test/**/*.test.ts"],
     globalSetup: ["test/global-setup.ts"],
+    // Every request the plugin sends to quire is checked against quire's OpenAPI document.
+    setupFiles: ["test/contract.ts"],
     // Each integration test file runs its own quire servers; one file at a time keeps a
     // two-core machine responsive enough for the timing of streamed answers.
     fileParallelism: false,

@@ -13,6 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runInThisContext } from "node:vm";
 import type * as O from "obsidian";
+import { noteQuireServer } from "./contract";
 import * as obsidian from "./obsidian-shim";
 import { MAIN_JS, PLUGIN_DIR, QUIRE_BIN, SAMPLE_VAULT } from "./paths";
 
@@ -90,6 +91,7 @@ export function startQuire(
       if (match?.[1] && timer) {
         clearTimeout(timer);
         const url = `http://${match[1]}`;
+        noteQuireServer(url);
         resolve({
           url,
           port: Number(new URL(url).port),
@@ -248,6 +250,8 @@ export function startRecorder(target: string): Promise<Recorder> {
   return new Promise((resolve) => {
     server.listen(0, "127.0.0.1", () => {
       const { port } = server.address() as AddressInfo;
+      // It forwards everything, /api/openapi.json too: the plugin's requests through it are checked.
+      noteQuireServer(`http://127.0.0.1:${port}`);
       resolve({
         url: `http://127.0.0.1:${port}`,
         asks,

@@ -16,6 +16,7 @@ import * as http from "node:http";
 import * as https from "node:https";
 import { basename, extname, join, relative, sep } from "node:path";
 import type * as O from "obsidian";
+import { sendRequestUrl } from "./contract";
 import { installDomHelpers } from "./dom";
 import { renderMarkdown } from "./markdown";
 
@@ -1125,7 +1126,9 @@ function request(param: O.RequestUrlParam): Promise<O.RequestUrlResponse> {
 }
 
 export const requestUrl: typeof O.requestUrl = (param) => {
-  const promise = request(typeof param === "string" ? { url: param } : param);
+  const asked = typeof param === "string" ? { url: param } : param;
+  // Sent through the check against quire's OpenAPI document (contract.ts).
+  const promise = sendRequestUrl(asked, () => request(asked));
   return Object.defineProperties(promise, {
     json: { get: () => promise.then((r) => r.json as unknown) },
     text: { get: () => promise.then((r) => r.text) },

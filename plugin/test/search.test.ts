@@ -1,5 +1,6 @@
 // The search modal of the built plugin against a real `quire serve` on the sample vault.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { expectContractViolation } from "./contract";
 import { key, loadPlugin, makeVault, startQuire, type, waitFor, type Loaded, type QuireServer, type TestVault } from "./harness";
 import { MarkdownView, Modal } from "./obsidian-shim";
 import { closeBrowser, screenshot } from "./screenshot";
@@ -100,6 +101,8 @@ describe("search", () => {
     const input = modal.contentEl.querySelector("input") as HTMLInputElement;
     type(input, "zzzqqqxxy");
     await waitFor(() => modal.contentEl.querySelector(".quire-search-info")?.textContent?.startsWith("No note matched"), "no results");
+    // A query over the document's 1,000 characters, on purpose: the plugin leaves the limit to the server.
+    expectContractViolation(/^GET \/api\/search\?/, /^query parameter q: 1001 characters, more than maxLength 1000$/);
     type(input, "x".repeat(1001));
     const info = await waitFor(() => modal.contentEl.querySelector(".quire-search-info.is-error"), "an error");
     expect(info.textContent).toMatch(/1,?000/);
