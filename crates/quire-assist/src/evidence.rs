@@ -3,9 +3,9 @@
 //! is calibrated on a dev set of answerable and unanswerable questions over the shared vaults
 //! (`eval/answerability/`, figures in docs/ask.md):
 //!
-//! - **coverage**: the share of the question's content words found in its best passage (a word
-//!   counts when a passage word shares its first five letters, a crude stem; CJK text counts by
-//!   characters). Pure, no model.
+//! - **coverage**: the share of the question's content terms found in its best passage (the
+//!   full-text index's analyzer: Snowball stems by script, CJK bigrams; see
+//!   `quire_index::analyzer::content_terms`). Pure, no model.
 //! - **cosine**: when the index has vectors, the best cosine between the question's vector and
 //!   the passages' stored vectors.
 //!
@@ -21,7 +21,8 @@
 //! ([`quire_embed::Calibration::weak_answer_cosine`]; [`WEAK_COSINE`] for e5-small) or a word is
 //! unmatched, with vectors; without them, when the coverage is below [`WEAK_COVERAGE`].
 
-pub(crate) use quire_vault::parse::is_cjk;
+use quire_index::analyzer::content_terms;
+use quire_vault::parse::is_cjk;
 use serde::Serialize;
 
 use crate::context::Passage;
@@ -145,154 +146,20 @@ pub fn unmatched_word(
         .map(|(w, _)| w.clone())
 }
 
-/// Words that carry no topic.
-pub(crate) const STOPWORDS: &[&str] = &[
-    "a",
-    "about",
-    "after",
-    "all",
-    "am",
-    "an",
-    "and",
-    "any",
-    "are",
-    "as",
-    "at",
-    "be",
-    "been",
-    "before",
-    "but",
-    "by",
-    "can",
-    "could",
-    "did",
-    "do",
-    "does",
-    "doing",
-    "for",
-    "from",
-    "get",
-    "had",
-    "has",
-    "have",
-    "how",
-    "i",
-    "if",
-    "in",
-    "into",
-    "is",
-    "it",
-    "its",
-    "me",
-    "my",
-    "of",
-    "on",
-    "or",
-    "our",
-    "should",
-    "so",
-    "some",
-    "than",
-    "that",
-    "the",
-    "their",
-    "them",
-    "then",
-    "there",
-    "these",
-    "they",
-    "this",
-    "to",
-    "use",
-    "used",
-    "using",
-    "was",
-    "we",
-    "were",
-    "what",
-    "when",
-    "where",
-    "which",
-    "who",
-    "whom",
-    "why",
-    "will",
-    "with",
-    "would",
-    "you",
-    "your",
-    "и",
-    "в",
-    "во",
-    "на",
-    "что",
-    "как",
-    "я",
-    "мы",
-    "мой",
-    "моя",
-    "мои",
-    "это",
-    "ли",
-    "не",
-    "по",
-    "с",
-    "со",
-    "к",
-    "о",
-    "об",
-    "у",
-    "за",
-    "из",
-    "для",
-    "чем",
-    "где",
-    "когда",
-];
-
-/// The question's content words as stems (first five letters), or single CJK characters.
+/// The question's content terms ([`content_terms`]), each once.
 fn content_words(text: &str) -> Vec<String> {
-    let mut words: Vec<String> = tokens(text)
-        .into_iter()
-        .filter(|w| !STOPWORDS.contains(&w.as_str()))
-        .map(|w| stem(&w))
-        .collect();
+    let mut words = content_terms(text);
     words.sort();
     words.dedup();
     words
 }
 
-pub(crate) fn tokens(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut word = String::new();
-    for c in text.chars().flat_map(char::to_lowercase) {
-        if is_cjk(c) {
-            if !word.is_empty() {
-                out.push(std::mem::take(&mut word));
-            }
-            out.push(c.to_string());
-        } else if c.is_alphanumeric() {
-            word.push(c);
-        } else if !word.is_empty() {
-            out.push(std::mem::take(&mut word));
-        }
-    }
-    if !word.is_empty() {
-        out.push(word);
-    }
-    out
-}
-
-pub(crate) fn stem(word: &str) -> String {
-    word.chars().take(5).collect()
-}
-
-/// The share of `wanted` stems found in `text`.
+/// The share of `wanted` terms found in `text`.
 fn covered(wanted: &[String], text: &str) -> f32 {
     if wanted.is_empty() {
         return 0.0;
     }
-    let have: std::collections::HashSet<String> = tokens(text).iter().map(|w| stem(w)).collect();
+    let have: std::collections::HashSet<String> = content_terms(text).into_iter().collect();
     wanted.iter().filter(|w| have.contains(*w)).count() as f32 / wanted.len() as f32
 }
 
@@ -392,7 +259,7 @@ mod tests {
     }
 
     #[test]
-    fn cjk_counts_by_character() {
+    fn cjk_counts_by_bigram() {
         let passages = [passage("茶的笔记", "乌龙茶用九十度的水冲泡。")];
         let e = Evidence::assess("乌龙茶", &passages, &[]);
         assert_eq!(e.coverage, 1.0);

@@ -5,9 +5,9 @@
 //! before it), and each sentence is compared with every source of the answer:
 //!
 //! - **words**: the share of the sentence's content words found in the passage (its title and
-//!   headings included). Words are lowercased; stopwords and alphabetic tokens shorter than three
-//!   letters are left out; a word counts when a passage word shares its first five letters (the
-//!   crude stem [`crate::evidence`] uses too); CJK text counts by character.
+//!   headings included), as the full-text index's analyzer makes them (lowercased, stemmed by
+//!   script, CJK as bigrams; words that carry no claim and words under three letters left out:
+//!   `quire_index::analyzer::content_terms`, which [`crate::evidence`] uses too).
 //! - **cosine**, when an embedder is available: the sentence's vector against the passage's
 //!   stored vector (the caller computes them, see `quire_app::ask::check_support`).
 //!
@@ -28,7 +28,7 @@ use quire_llm::parse_citations;
 use serde::Serialize;
 
 use crate::context::Source;
-use crate::evidence::{STOPWORDS, is_cjk, stem, tokens};
+use quire_index::analyzer::content_terms;
 
 /// The thresholds of the support check.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -465,71 +465,9 @@ fn claim_and_citations(span: &str, known: &[&str]) -> (String, Vec<String>) {
     )
 }
 
-/// Words that carry no claim, beyond [`crate::evidence`]'s stopwords.
-const MORE_STOPWORDS: &[&str] = &[
-    "also",
-    "been",
-    "being",
-    "both",
-    "each",
-    "every",
-    "just",
-    "may",
-    "might",
-    "more",
-    "most",
-    "much",
-    "must",
-    "not",
-    "only",
-    "other",
-    "same",
-    "such",
-    "very",
-    "here",
-    "there",
-    "those",
-    "while",
-    "your",
-    "yours",
-    "notes",
-    "note",
-    "according",
-    "says",
-    "mentions",
-    "это",
-    "так",
-    "его",
-    "она",
-    "они",
-    "был",
-    "была",
-];
-
-/// CJK characters too common to count as content.
-const CJK_STOP: &[char] = &[
-    '的', '了', '是', '在', '和', '也', '有', '我', '你', '他', '这', '那', '就', '都', '不', '一',
-    '个', 'の', 'は', 'が', 'を', 'に', 'で', 'と', 'た', 'し', 'て', 'い', 'す', 'る', 'な', 'か',
-    'も', 'ま',
-];
-
-/// The content-word stems of `text` (see the module docs).
+/// The content terms of `text` (see the module docs), as a set.
 pub fn content_stems(text: &str) -> HashSet<String> {
-    tokens(text)
-        .into_iter()
-        .filter(|w| {
-            let mut chars = w.chars();
-            let first = chars.next().unwrap_or(' ');
-            if is_cjk(first) {
-                return !CJK_STOP.contains(&first);
-            }
-            let numeric = w.chars().all(|c| c.is_ascii_digit());
-            (numeric || w.chars().count() >= 3)
-                && !STOPWORDS.contains(&w.as_str())
-                && !MORE_STOPWORDS.contains(&w.as_str())
-        })
-        .map(|w| stem(&w))
-        .collect()
+    content_terms(text).into_iter().collect()
 }
 
 /// The share of `claim`'s stems in `passage`'s (0 for a claim without content words).
@@ -779,7 +717,7 @@ mod tests {
         let stems = content_stems("It is fed at 22 °C, once a day, in the Fridge");
         let mut stems: Vec<&str> = stems.iter().map(String::as_str).collect();
         stems.sort();
-        assert_eq!(stems, ["22", "day", "fed", "fridg", "once"]);
+        assert_eq!(stems, ["22", "day", "fed", "fridg", "onc"]);
     }
 
     fn fit(words: f32, cosine: Option<f32>) -> Fit {

@@ -241,14 +241,170 @@ pub fn analyze(text: &str) -> Vec<String> {
         static ANALYZER: std::cell::RefCell<TextAnalyzer> =
             std::cell::RefCell::new(text_analyzer());
     }
-    ANALYZER.with_borrow_mut(|analyzer| {
-        let mut stream = analyzer.token_stream(text);
-        let mut terms = Vec::new();
-        while stream.advance() {
-            terms.push(stream.token().text.clone());
+    ANALYZER.with_borrow_mut(|analyzer| terms_of(analyzer, text, |_| true))
+}
+
+/// The terms `analyzer` makes of `text` that `keep` keeps, in order.
+fn terms_of(analyzer: &mut TextAnalyzer, text: &str, keep: impl Fn(&str) -> bool) -> Vec<String> {
+    let mut stream = analyzer.token_stream(text);
+    let mut terms = Vec::new();
+    while stream.advance() {
+        let term = &stream.token().text;
+        if keep(term) {
+            terms.push(term.clone());
         }
-        terms
+    }
+    terms
+}
+
+/// Words that carry no topic or claim beyond the index's stop words: question words, the
+/// function words of how people ask and answer, and how an answer refers to the notes; also
+/// Russian function words. [`content_terms`] leaves them out.
+pub const CONTENTLESS_WORDS: &[&str] = &[
+    "about",
+    "according",
+    "after",
+    "all",
+    "also",
+    "am",
+    "any",
+    "before",
+    "being",
+    "both",
+    "can",
+    "could",
+    "did",
+    "do",
+    "does",
+    "doing",
+    "each",
+    "every",
+    "from",
+    "get",
+    "had",
+    "has",
+    "have",
+    "here",
+    "how",
+    "i",
+    "its",
+    "just",
+    "may",
+    "me",
+    "mentions",
+    "might",
+    "more",
+    "most",
+    "much",
+    "must",
+    "my",
+    "note",
+    "notes",
+    "only",
+    "other",
+    "our",
+    "same",
+    "says",
+    "should",
+    "so",
+    "some",
+    "than",
+    "them",
+    "those",
+    "use",
+    "used",
+    "using",
+    "very",
+    "we",
+    "were",
+    "what",
+    "when",
+    "where",
+    "which",
+    "while",
+    "who",
+    "whom",
+    "why",
+    "would",
+    "you",
+    "your",
+    "yours",
+    "и",
+    "в",
+    "во",
+    "на",
+    "что",
+    "как",
+    "я",
+    "мы",
+    "мой",
+    "моя",
+    "мои",
+    "это",
+    "ли",
+    "не",
+    "по",
+    "с",
+    "со",
+    "к",
+    "о",
+    "об",
+    "у",
+    "за",
+    "из",
+    "для",
+    "чем",
+    "где",
+    "когда",
+    "так",
+    "его",
+    "она",
+    "они",
+    "был",
+    "была",
+];
+
+/// Chinese and Japanese characters too common to carry content: a term made of them only is
+/// left out by [`content_terms`].
+pub const CONTENTLESS_CJK: &[char] = &[
+    '的', '了', '是', '在', '和', '也', '有', '我', '你', '他', '这', '那', '就', '都', '不', '一',
+    '个', 'の', 'は', 'が', 'を', 'に', 'で', 'と', 'た', 'し', 'て', 'い', 'す', 'る', 'な', 'か',
+    'も', 'ま',
+];
+
+/// The terms of `text` that carry what it is about, for comparing a question or a claim with a
+/// passage: the index's terms ([`analyze`]: lowercased, stemmed in their script's language, CJK
+/// as bigrams), without [`CONTENTLESS_WORDS`], words under three letters (numbers stay: "22",
+/// "7") and CJK terms made only of [`CONTENTLESS_CJK`] characters.
+pub fn content_terms(text: &str) -> Vec<String> {
+    thread_local! {
+        static ANALYZER: std::cell::RefCell<TextAnalyzer> =
+            std::cell::RefCell::new(content_analyzer());
+    }
+    ANALYZER.with_borrow_mut(|analyzer| {
+        terms_of(analyzer, text, |term| {
+            if term.chars().any(is_cjk) {
+                !term.chars().all(|c| CONTENTLESS_CJK.contains(&c))
+            } else {
+                term.chars().all(|c| c.is_ascii_digit()) || term.chars().count() >= 3
+            }
+        })
     })
+}
+
+/// [`text_analyzer`] with [`CONTENTLESS_WORDS`] as stop words too (removed before stemming, as
+/// the index's are).
+fn content_analyzer() -> TextAnalyzer {
+    let builder = TextAnalyzer::builder(WordTokenizer)
+        .filter(RemoveLongFilter::limit(48))
+        .filter(LowerCaser)
+        .filter(StopWordFilter::remove(
+            CONTENTLESS_WORDS.iter().map(|w| w.to_string()),
+        ));
+    match StopWordFilter::new(Language::English) {
+        Some(stop) => builder.filter(stop).filter(ScriptStemmer).build(),
+        None => builder.filter(ScriptStemmer).build(),
+    }
 }
 
 #[cfg(test)]
@@ -277,6 +433,19 @@ mod tests {
         assert_eq!(analyze("茶 tea"), vec!["茶", "tea"]);
         assert_eq!(analyze("京都へ行く"), vec!["京都", "都へ", "へ行", "行く"]);
         assert_eq!(analyze("ภาษาไทย").len(), 6);
+    }
+
+    #[test]
+    fn content_terms_leave_out_question_words_short_words_and_common_cjk() {
+        assert_eq!(
+            content_terms("How often do I feed my starter? It is fed at 22 °C, once a day"),
+            vec!["often", "feed", "starter", "fed", "22", "onc", "day"]
+        );
+        // The same stems as the index's terms: inflections meet.
+        assert_eq!(content_terms("shoes"), content_terms("shoe"));
+        assert_eq!(content_terms("книги"), content_terms("книга"));
+        // CJK bigrams, those of common characters only left out.
+        assert_eq!(content_terms("我的乌龙茶"), vec!["的乌", "乌龙", "龙茶"]);
     }
 
     #[test]

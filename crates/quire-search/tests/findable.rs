@@ -37,14 +37,20 @@ fn index(name: &str, embedder: Option<Arc<dyn Embedder>>) -> (tempfile::TempDir,
     (dir, searcher)
 }
 
-/// The notes of `name` that a search for their own title does not return in the top 10 (plus
-/// one place for each other note with the same title).
-fn not_found_by_title(name: &str, searcher: &Searcher, mode: Mode) -> Vec<String> {
-    let vault = Vault::open(&vault_dir(name), &OpenOptions::default()).unwrap();
+/// How many notes of `vault` have each title (lowercased).
+fn same_titles(vault: &Vault) -> HashMap<String, usize> {
     let mut same_title: HashMap<String, usize> = HashMap::new();
     for note in &vault.notes {
         *same_title.entry(note.title.to_lowercase()).or_default() += 1;
     }
+    same_title
+}
+
+/// The notes of `name` that a search for their own title does not return in the top 10 (plus
+/// one place for each other note with the same title).
+fn not_found_by_title(name: &str, searcher: &Searcher, mode: Mode) -> Vec<String> {
+    let vault = Vault::open(&vault_dir(name), &OpenOptions::default()).unwrap();
+    let same_title = same_titles(&vault);
     let mut missing = Vec::new();
     for note in &vault.notes {
         let mut request = SearchRequest::new(note.title.clone());
@@ -89,10 +95,7 @@ fn a_title_typed_whole_puts_its_note_first() {
     ] {
         let (_dir, searcher) = index(name, None);
         let vault = Vault::open(&vault_dir(name), &OpenOptions::default()).unwrap();
-        let mut same_title: HashMap<String, usize> = HashMap::new();
-        for note in &vault.notes {
-            *same_title.entry(note.title.to_lowercase()).or_default() += 1;
-        }
+        let same_title = same_titles(&vault);
         let mut late = Vec::new();
         for note in &vault.notes {
             let mut request = SearchRequest::new(note.title.clone());
