@@ -5,8 +5,16 @@
 //
 // Environment: QUIRE_BIN (default ../target/debug/quire), CHROMIUM (default /usr/bin/chromium),
 // QUIRE_ARTIFACTS (default ../target/web-tests; the screenshots go there).
+//
+// The contract: every request the page sends to a quire server must be one the server documents
+// in its own OpenAPI document (`GET /api/openapi.json`, whose request schemas the server generates
+// from its Rust types). The browser context reports each request of every page it opens (the
+// extra pages too); after each test, those sent to a quire server since the last check are held
+// to the document with the plugin's tests' check (plugin/test/openapi-contract.mjs), and the test
+// fails when one has a route, a method, a query parameter or a JSON body the document does not
+// allow, or when a test that uses the page sent it nothing to check.
 
-import { test, before, after } from "node:test";
+import { test, before, after, afterEach } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from "node:fs";
@@ -15,6 +23,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
+import { contractProblems } from "../../plugin/test/openapi-contract.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, "../..");
@@ -31,6 +40,76 @@ const ANSWER = [
 let work, vault, server, chat, browser, page, base, offline, embedded;
 const pageErrors = [];
 const chatRequests = [];
+
+// ---- The contract: the page's requests against quire's OpenAPI document ----------------------
+
+/** The origins of the quire servers the tests started: the page's requests to them are checked. */
+const quireOrigins = new Set();
+/** Each origin's document, fetched once. */
+const documents = new Map();
+/** The page's requests to quire not yet checked: { method, origin, path, body }. */
+let pageRequests = [];
+/** How many were checked in all, and by test. */
+const contractCounts = { checked: 0, byTest: [] };
+/** Tests that use no page (nothing is asked of them). */
+const WITHOUT_PAGE_REQUESTS = new Set(["the page raised no script error and no policy violation"]);
+
+/** A request of a page in the browser (the `request` event of the context: every page's). */
+function notePageRequest(request) {
+  const url = new URL(request.url());
+  if (!quireOrigins.has(url.origin)) return;
+  // The page itself, its assets, the document, and the event stream (not a request/response route).
+  if (url.pathname === "/" || url.pathname.startsWith("/assets/") || url.pathname === "/api/openapi.json" || url.pathname === "/api/events") return;
+  const body = request.postData();
+  pageRequests.push({ method: request.method(), origin: url.origin, path: url.pathname + url.search, body: body ?? undefined });
+}
+
+/** How many requests the page sent to `url`'s server since the last check. */
+const sentTo = (url) => pageRequests.filter((sent) => sent.origin === new URL(url).origin).length;
+
+function documentOf(origin) {
+  if (!documents.has(origin)) {
+    documents.set(origin, fetch(`${origin}/api/openapi.json`).then(async (response) => {
+      const doc = await response.json();
+      if (response.status !== 200 || typeof doc.openapi !== "string" || !doc.paths) throw new Error(`no OpenAPI document at ${origin} (${response.status})`);
+      return doc;
+    }));
+  }
+  return documents.get(origin);
+}
+
+/** Checks the page's requests since the last call; throws what broke the document. Returns how many were checked. */
+async function verifyContract(when) {
+  const sent = pageRequests;
+  pageRequests = [];
+  const failures = [];
+  for (const request of sent) {
+    const problems = contractProblems(await documentOf(request.origin), request.method, request.path, request.body);
+    contractCounts.checked++;
+    if (problems.length === 0) continue;
+    const body = request.body === undefined ? "(no body)" : request.body.length > 600 ? `${request.body.slice(0, 600)}…` : request.body;
+    failures.push(`${request.method} ${request.path} (at ${request.origin})\n  body: ${body}\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+  }
+  if (failures.length > 0) {
+    throw new Error(`The page's requests break quire's OpenAPI document (GET /api/openapi.json) ${when}:\n${failures.join("\n")}`);
+  }
+  return sent.length;
+}
+
+afterEach(async (t) => {
+  let checked;
+  try {
+    checked = await verifyContract("in this test");
+  } catch (error) {
+    // Also as a diagnostic of the test: a test that failed already reports its own error only.
+    t.diagnostic(error.message);
+    throw error;
+  }
+  contractCounts.byTest.push(checked);
+  if (checked === 0 && !WITHOUT_PAGE_REQUESTS.has(t.name)) {
+    throw new Error("contract: the page sent quire no request to check in this test (is the request recording broken?)");
+  }
+});
 
 /// A fake /v1/chat/completions: each answer is streamed piece by piece, 250 ms apart.
 function startFakeChat() {
@@ -70,7 +149,7 @@ function startQuire(vault, index, chatUrl, model) {
       log += data;
       process.stderr.write(`[quire] ${data}`);
       const m = log.match(/listening on (http:\/\/[^\s/]+)\//);
-      if (m) { clearTimeout(timer); resolveStart({ child, url: m[1] }); }
+      if (m) { clearTimeout(timer); quireOrigins.add(new URL(m[1]).origin); resolveStart({ child, url: m[1] }); }
     });
     child.on("exit", (code) => { clearTimeout(timer); reject(new Error(`quire serve exited (${code}):\n${log}`)); });
   });
@@ -107,6 +186,7 @@ before(async () => {
       "--disable-background-networking", "--disable-component-update", "--disable-sync"],
     viewport: { width: 1400, height: 1000 },
   });
+  browser.on("request", notePageRequest);
   page = browser.pages()[0] || (await browser.newPage());
   page.on("pageerror", (error) => pageErrors.push(String(error)));
   page.on("console", (message) => { if (message.type() === "error") pageErrors.push(message.text()); });
@@ -115,12 +195,21 @@ before(async () => {
 });
 
 after(async () => {
+  // What the page sent after the last test's check (its polling) is held to the document too.
+  let late;
+  try {
+    late = await verifyContract("after the last test");
+  } catch (error) {
+    late = error;
+  }
+  console.log(`contract: ${contractCounts.checked} requests of the page checked against quire's OpenAPI document (${contractCounts.byTest.join(" + ")} in the ${contractCounts.byTest.length} tests, the rest after them)`);
   if (browser) await browser.close();
   if (server) server.kill("SIGINT");
   if (offline) offline.kill("SIGINT");
   if (embedded) embedded.kill("SIGINT");
   if (chat) chat.close();
   if (work) rmSync(work, { recursive: true, force: true });
+  if (late instanceof Error) throw late;
 });
 
 test("the status shows the index of the sample vault", async () => {
@@ -258,6 +347,7 @@ test("text quoted from a note never becomes a citation link", async () => {
     await other.fill("#question", "How many quokkas did the quokka census count?");
     await other.click("#ask-button");
     await other.waitForSelector("#answer.done", { timeout: 30000 });
+    assert.ok(sentTo(started.url) > 0, "the other page's requests are seen by the contract check");
     assert.match(await other.textContent("#answer-meta"), /extractive/);
     const text = await other.textContent("#answer");
     assert.match(text, /quokka census \[S2\] counted forty quokkas on the island \[S1, S3\]/);
@@ -451,6 +541,7 @@ test("related notes put a near copy first, with the share of text in common, and
     // The related list is filled in one go once the note and then its related notes have loaded
     // (the info line is empty before the first load starts, so it is no signal).
     await other.waitForSelector("#similar-list li");
+    assert.ok(sentTo(started.url) > 0, "the other page's requests are seen by the contract check");
     const rows = await other.$$eval("#similar-list li", (items) => items.map((li) => ({
       title: li.querySelector("button").textContent,
       tag: li.querySelector(".tag").textContent,
