@@ -13,6 +13,14 @@ use quire_index::{IndexLocation, SyncOptions, sync};
 use quire_search::{Mode, SearchRequest, Searcher};
 use quire_vault::{OpenOptions, Vault};
 
+/// The four shared vaults.
+const VAULTS: [&str; 4] = [
+    "kepano-obsidian",
+    "obsidian-starter-vault",
+    "obsidian-tasks-demo",
+    "obsidian-tasks-docs",
+];
+
 fn vault_dir(name: &str) -> PathBuf {
     quire_testkit::corpora()
         .join("vaults")
@@ -67,12 +75,7 @@ fn not_found_by_title(name: &str, searcher: &Searcher, mode: Mode) -> Vec<String
 
 #[test]
 fn every_note_of_the_four_vaults_is_found_by_its_title_in_words() {
-    for name in [
-        "kepano-obsidian",
-        "obsidian-starter-vault",
-        "obsidian-tasks-demo",
-        "obsidian-tasks-docs",
-    ] {
+    for name in VAULTS {
         let (_dir, searcher) = index(name, None);
         let missing = not_found_by_title(name, &searcher, Mode::Bm25);
         assert!(
@@ -87,12 +90,7 @@ fn every_note_of_the_four_vaults_is_found_by_its_title_in_words() {
 /// excludes it, it is not brought in; `explain` says why it is first.
 #[test]
 fn a_title_typed_whole_puts_its_note_first() {
-    for name in [
-        "kepano-obsidian",
-        "obsidian-starter-vault",
-        "obsidian-tasks-demo",
-        "obsidian-tasks-docs",
-    ] {
+    for name in VAULTS {
         let (_dir, searcher) = index(name, None);
         let vault = Vault::open(&vault_dir(name), &OpenOptions::default()).unwrap();
         let same_title = same_titles(&vault);
