@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::error::IndexError;
 
 /// The schema version this build writes; older stores are migrated forward on open.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 const MIGRATIONS: &[&str] = &[
     // 1: the first schema.
@@ -36,7 +36,17 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (space_id, content_hash));",
     // 2: the bytes a costly document (PDF, canvas) failed with, so they are not read again.
     "ALTER TABLE skipped ADD COLUMN sha256 TEXT;",
+    // 3: notes by title, letters compared without case: every search asks whether its query is
+    // a note's whole title (`first_chunks_titled`), which must not scan a large vault's notes.
+    "CREATE INDEX IF NOT EXISTS notes_by_title ON notes(title COLLATE NOCASE);",
 ];
+
+/// The first chunk of each note with a title (see [`Store::first_chunks_titled`]); found through
+/// the `notes_by_title` index.
+const TITLED: &str = "SELECT c.note_path, c.id FROM notes n JOIN chunks c ON c.note_path = n.path
+     WHERE n.title = ?1 COLLATE NOCASE
+       AND c.ordinal = (SELECT MIN(ordinal) FROM chunks WHERE note_path = n.path)
+     ORDER BY n.path";
 
 /// The tables [`Store::count`] counts (a closed set: no SQL is built from an argument).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -285,15 +295,7 @@ impl Store {
     /// without case (ASCII letters: SQLite's `NOCASE`), in path order. Notes without a chunk are
     /// left out.
     pub fn first_chunks_titled(&self, title: &str) -> Result<Vec<(String, String)>, IndexError> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT c.note_path, c.id FROM notes n JOIN chunks c ON c.note_path = n.path
-                 WHERE n.title = ?1 COLLATE NOCASE
-                   AND c.ordinal = (SELECT MIN(ordinal) FROM chunks WHERE note_path = n.path)
-                 ORDER BY n.path",
-            )
-            .map_err(db_err)?;
+        let mut stmt = self.conn.prepare_cached(TITLED).map_err(db_err)?;
         let rows = stmt
             .query_map([title], |r| Ok((r.get(0)?, r.get(1)?)))
             .map_err(db_err)?;
@@ -872,4 +874,41 @@ fn note_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<NoteRow> {
         size: r.get::<_, i64>(3)? as u64,
         sha256: r.get(4)?,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn a_title_is_looked_up_through_its_index_not_by_a_scan() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("store.sqlite")).unwrap();
+        let version: i64 = store
+            .conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, SCHEMA_VERSION);
+        let mut plan = store
+            .conn
+            .prepare(&format!("EXPLAIN QUERY PLAN {TITLED}"))
+            .unwrap();
+        let steps: Vec<String> = plan
+            .query_map(["Header 1"], |r| r.get::<_, String>(3))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert!(
+            steps
+                .iter()
+                .any(|s| s.contains("USING INDEX notes_by_title")),
+            "{steps:?}"
+        );
+        assert!(
+            !steps.iter().any(|s| s == "SCAN n"),
+            "the notes are scanned: {steps:?}"
+        );
+    }
 }

@@ -47,7 +47,8 @@ pub(crate) const INDEXES: &str = "
     CREATE INDEX IF NOT EXISTS quire_chunks_embedding ON quire_chunks
        USING hnsw (embedding vector_cosine_ops);
     CREATE INDEX IF NOT EXISTS quire_notes_centroid ON quire_notes
-       USING hnsw (centroid vector_cosine_ops);";
+       USING hnsw (centroid vector_cosine_ops);
+    CREATE INDEX IF NOT EXISTS quire_notes_title ON quire_notes (lower(title COLLATE \"C\"));";
 
 /// The statement that removes every quire table (a rebuild).
 pub(crate) const DROP: &str =
