@@ -10,7 +10,7 @@ use std::time::Duration;
 use axum::Json;
 use axum::extract::State;
 use axum::extract::rejection::JsonRejection;
-use quire_app::limits::{MAX_PARAM_CHARS, MAX_PATH_CHARS};
+use quire_app::limits::{MAX_PARAM_CHARS, MAX_PATH_CHARS, check_length};
 use quire_app::notetools::{self, BatchSelect, Selection};
 use quire_app::proposals::{ProposalStore, open_store};
 use quire_app::resolve::resolve_note_path;
@@ -132,15 +132,25 @@ fn bad(message: impl Into<String>) -> ApiError {
     ApiError::bad_request(message.into())
 }
 
+/// The limits each body's type states in the OpenAPI document (`#[schemars(length(…))]`),
+/// enforced: `(name, value, most characters)`.
+fn within(fields: &[(&str, Option<&str>, usize)]) -> Result<(), ApiError> {
+    for (name, value, max) in fields {
+        if let Some(value) = value {
+            check_length(name, value, *max).map_err(bad)?;
+        }
+    }
+    Ok(())
+}
+
 fn instruction(preset: Option<&str>, text: Option<&str>) -> Result<String, ApiError> {
     match (preset, text) {
         (Some(preset), None) => Ok(preset.parse::<Preset>().map_err(bad)?.instruction()),
-        (None, Some(text)) if !text.trim().is_empty() && text.len() <= MAX_INSTRUCTION_CHARS => {
+        (None, Some(text)) if !text.trim().is_empty() => {
+            check_length("instruction", text, MAX_INSTRUCTION_CHARS).map_err(bad)?;
             Ok(text.trim().to_string())
         }
-        _ => Err(bad(
-            "give `preset` or `instruction` (at most 2,000 characters)",
-        )),
+        _ => Err(bad("give either `preset` or a non-empty `instruction`")),
     }
 }
 
@@ -175,6 +185,7 @@ pub(crate) async fn flashcards(
     request: Result<Json<FlashcardsBody>, JsonRejection>,
 ) -> Result<Json<Value>, ApiError> {
     let request = body(request)?;
+    within(&[("note", Some(&request.note), MAX_PATH_CHARS)])?;
     with_slot(state, move |state| {
         let path = resolve_note_path(&state.live, &request.note)?;
         let outcome = notetools::flashcards(
@@ -195,6 +206,7 @@ pub(crate) async fn split(
     request: Result<Json<SplitBody>, JsonRejection>,
 ) -> Result<Json<Value>, ApiError> {
     let request = body(request)?;
+    within(&[("note", Some(&request.note), MAX_PATH_CHARS)])?;
     with_slot(state, move |state| {
         let path = resolve_note_path(&state.live, &request.note)?;
         let snapshot = state.live.vault(WAIT)?;
@@ -225,6 +237,12 @@ pub(crate) async fn transform(
     request: Result<Json<TransformBody>, JsonRejection>,
 ) -> Result<Json<Value>, ApiError> {
     let request = body(request)?;
+    within(&[
+        ("note", Some(&request.note), MAX_PATH_CHARS),
+        ("lines", request.lines.as_deref(), MAX_PARAM_CHARS),
+        ("heading", request.heading.as_deref(), MAX_PARAM_CHARS),
+        ("preset", request.preset.as_deref(), MAX_PARAM_CHARS),
+    ])?;
     let instruction = instruction(request.preset.as_deref(), request.instruction.as_deref())?;
     let selection = Selection::of(request.lines.as_deref(), request.heading.as_deref())?;
     with_slot(state, move |state| {
@@ -249,6 +267,7 @@ pub(crate) async fn complete(
     request: Result<Json<CompleteBody>, JsonRejection>,
 ) -> Result<Json<Value>, ApiError> {
     let request = body(request)?;
+    within(&[("note", Some(&request.note), MAX_PATH_CHARS)])?;
     with_slot(state, move |state| {
         let path = resolve_note_path(&state.live, &request.note)?;
         let searcher = if request.smart {
@@ -281,9 +300,13 @@ pub(crate) async fn dataview(
     request: Result<Json<DataviewBody>, JsonRejection>,
 ) -> Result<Json<Value>, ApiError> {
     let request = body(request)?;
-    if request.question.trim().is_empty() || request.question.len() > MAX_INSTRUCTION_CHARS {
-        return Err(bad("`question` must have 1 to 2,000 characters"));
+    if request.question.trim().is_empty() {
+        return Err(bad("`question` is empty"));
     }
+    within(&[
+        ("question", Some(&request.question), MAX_INSTRUCTION_CHARS),
+        ("into", request.into.as_deref(), MAX_PATH_CHARS),
+    ])?;
     with_slot(state, move |state| {
         let snapshot = state.live.vault(WAIT)?;
         let into = match &request.into {
@@ -311,19 +334,13 @@ pub(crate) async fn batch(
 ) -> Result<Json<Value>, ApiError> {
     let request = body(request)?;
     let instruction = instruction(request.preset.as_deref(), request.instruction.as_deref())?;
-    for text in [
-        &request.folder,
-        &request.tag,
-        &request.property,
-        &request.query,
-    ]
-    .into_iter()
-    .flatten()
-    {
-        if text.len() > MAX_PARAM_CHARS {
-            return Err(bad("a selection parameter is longer than 500 characters"));
-        }
-    }
+    within(&[
+        ("folder", request.folder.as_deref(), MAX_PARAM_CHARS),
+        ("tag", request.tag.as_deref(), MAX_PARAM_CHARS),
+        ("property", request.property.as_deref(), MAX_PARAM_CHARS),
+        ("query", request.query.as_deref(), MAX_PARAM_CHARS),
+        ("preset", request.preset.as_deref(), MAX_PARAM_CHARS),
+    ])?;
     with_slot(state, move |state| {
         let snapshot = state.live.vault(WAIT)?;
         let select = BatchSelect {

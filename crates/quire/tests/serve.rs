@@ -1896,6 +1896,51 @@ fn the_writing_tools_answer_over_http_with_proposals_and_write_nothing() {
         Some("application/json"),
     );
     assert_eq!(status, 400);
+    // Each limit the document states for a tool's body is the server's: one character over is
+    // refused, and the limit counts characters, not bytes (1,500 Cyrillic letters are 3,000
+    // bytes and fit the 2,000 characters an instruction may have).
+    let openapi = get_ok(&format!("{base}/api/openapi.json"));
+    for (route, field, extra) in [
+        (
+            "/api/transform",
+            "lines",
+            json!({"note": note, "preset": "shorten"}),
+        ),
+        ("/api/transform", "preset", json!({"note": note})),
+        ("/api/transform", "instruction", json!({"note": note})),
+        ("/api/flashcards", "note", json!({})),
+        ("/api/dataview", "question", json!({})),
+        (
+            "/api/batch",
+            "folder",
+            json!({"preset": "grammar", "dry_run": true}),
+        ),
+    ] {
+        let max =
+            openapi["paths"][route]["post"]["requestBody"]["content"]["application/json"]["schema"]
+                ["properties"][field]["maxLength"]
+                .as_u64()
+                .unwrap_or_else(|| panic!("{route} {field}: no maxLength in the document"));
+        let mut body = extra.clone();
+        body[field] = "я".repeat(max as usize + 1).into();
+        let (status, text) = post(
+            &format!("{base}{route}"),
+            &body.to_string(),
+            Some("application/json"),
+        );
+        assert_eq!(status, 400, "{route} {field}: {text}");
+        assert!(
+            text.contains(&format!("the limit is {max} characters")),
+            "{text}"
+        );
+    }
+    let (status, text) = post(
+        &format!("{base}/api/batch"),
+        &json!({"folder": "Resources/Books", "instruction": "я".repeat(1_500), "dry_run": true})
+            .to_string(),
+        Some("application/json"),
+    );
+    assert_eq!(status, 200, "{text}");
     assert_eq!(
         support::file_hashes(&f.vault),
         before,
