@@ -61,7 +61,7 @@ pub(crate) async fn dismiss(
 #[serde(deny_unknown_fields)]
 pub(crate) struct SnoozeBody {
     /// Days to leave it out of the inbox.
-    #[schemars(range(min = 1, max = 365))]
+    #[schemars(range(min = 1, max = quire_app::findings::MAX_SNOOZE_DAYS))]
     days: u64,
 }
 

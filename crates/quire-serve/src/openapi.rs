@@ -214,9 +214,11 @@ mod tests {
             reflect["properties"]["budget"]["maximum"],
             quire_app::limits::MAX_REFLECT_BUDGET
         );
+        let snooze = body("/api/findings/{id}/snooze");
+        assert_eq!(snooze["required"], json!(["days"]));
         assert_eq!(
-            body("/api/findings/{id}/snooze")["required"],
-            json!(["days"])
+            snooze["properties"]["days"]["maximum"],
+            quire_app::findings::MAX_SNOOZE_DAYS
         );
         let transform = body("/api/transform");
         assert_eq!(transform["properties"]["instruction"]["maxLength"], 2_000);
