@@ -17,6 +17,10 @@
 //!    (`bearer` too, RFC 7235 section 2.1). Otherwise 401 `unauthorized`. Tokens are compared in
 //!    constant time (`subtle`).
 //!
+//! 4. **Query parameters.** A GET route described in the OpenAPI document takes the query
+//!    parameters the document lists (and `token`); any other name gets 400 `bad_request` naming
+//!    it and the ones the route takes, so `?limit=5` for `k` is not silently ignored.
+//!
 //! Every response also carries headers that keep the page and the API from being framed,
 //! sniffed or leaking the URL: `Content-Security-Policy`, `X-Content-Type-Options`,
 //! `Referrer-Policy`, `X-Frame-Options`.
@@ -259,6 +263,46 @@ fn finish(mut response: Response, origin: Option<&HeaderValue>) -> Response {
     }
     security_headers(headers);
     response
+}
+
+/// Refuses a query parameter that the route's GET operation does not document (see the module
+/// doc, item 4). Runs after routing, so it knows the route.
+pub(crate) async fn known_query(request: Request, next: Next) -> Response {
+    if request.method() != Method::GET {
+        return next.run(request).await;
+    }
+    let Some(route) = request
+        .extensions()
+        .get::<axum::extract::MatchedPath>()
+        .map(|m| m.as_str().replace("{*", "{"))
+    else {
+        return next.run(request).await;
+    };
+    let Some(known) = crate::openapi::query_parameters(&route) else {
+        return next.run(request).await;
+    };
+    let names = axum::extract::Query::<Vec<(String, String)>>::try_from_uri(request.uri())
+        .map(|q| q.0)
+        .unwrap_or_default();
+    // The token may ride on any route (`EventSource` cannot set headers).
+    let unknown = names
+        .iter()
+        .map(|(name, _)| name)
+        .find(|name| *name != "token" && !known.iter().any(|k| k == *name));
+    match unknown {
+        Some(name) => {
+            let takes = if known.is_empty() {
+                "no query parameters".to_string()
+            } else {
+                format!("only {}", known.join(", "))
+            };
+            ApiError::bad_request(format!(
+                "unknown query parameter `{name}`: {route} takes {takes} (see /api/openapi.json)"
+            ))
+            .into_response()
+        }
+        None => next.run(request).await,
+    }
 }
 
 #[cfg(test)]

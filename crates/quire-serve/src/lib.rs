@@ -247,7 +247,8 @@ fn router(state: Arc<AppState>, mounted: Option<Router>) -> Router {
         .route("/api/proposals/{id}", get(proposals::show))
         .route("/api/proposals/{id}/apply", post(proposals::apply))
         .route("/api/proposals/{id}/reject", post(proposals::reject))
-        .route("/api/moc", post(moc::moc));
+        .route("/api/moc", post(moc::moc))
+        .route_layer(axum::middleware::from_fn(guard::known_query));
     // A mounted service (MCP) reads its own body and must enforce MAX_BODY_BYTES itself while
     // it streams in (DefaultBodyLimit only reaches axum's extractors).
     let mut router: Router = router.with_state(Arc::clone(&state));

@@ -6,6 +6,7 @@
 //! limits from `quire_app::limits`), so a body is described once, on its type: a field added to
 //! a body is in the document, and a limit changed in the core is the limit the document states.
 
+use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use quire_app::args::ProposeNoteChangeArgs;
@@ -94,6 +95,32 @@ fn unwrap_descriptions(value: &mut Value) {
     }
 }
 
+/// The query parameters the document gives a GET route (path parameters left out), the route
+/// written as the document writes it (`/api/notes/{path}`); `None` for a route it does not
+/// describe.
+pub(crate) fn query_parameters(route: &str) -> Option<&'static [String]> {
+    static ROUTES: LazyLock<HashMap<String, Vec<String>>> = LazyLock::new(|| {
+        let document: Value = serde_json::from_str(document()).unwrap_or_default();
+        let mut routes = HashMap::new();
+        for (route, operations) in document["paths"].as_object().into_iter().flatten() {
+            let get = &operations["get"];
+            if !get.is_object() {
+                continue;
+            }
+            let names = get["parameters"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|p| p["in"] == "query")
+                .filter_map(|p| p["name"].as_str().map(String::from))
+                .collect();
+            routes.insert(route.clone(), names);
+        }
+        routes
+    });
+    ROUTES.get(route).map(Vec::as_slice)
+}
+
 /// `written` with each generated request body in place. A route missing from `written` gets
 /// a bare entry, so no body type goes undocumented.
 fn build(written: &str) -> Value {
@@ -128,6 +155,19 @@ mod tests {
     fn body(route: &str) -> Value {
         document()["paths"][route]["post"]["requestBody"]["content"]["application/json"]["schema"]
             .clone()
+    }
+
+    #[test]
+    fn a_get_route_takes_the_query_parameters_the_document_lists() {
+        let search = query_parameters("/api/search").unwrap();
+        for name in ["q", "k", "mode", "where", "explain"] {
+            assert!(search.iter().any(|n| n == name), "{name}");
+        }
+        let note = query_parameters("/api/notes/{path}").unwrap();
+        assert!(note.iter().any(|n| n == "lines"));
+        assert!(!note.iter().any(|n| n == "path"), "a path parameter");
+        assert_eq!(query_parameters("/api/status"), Some(&[][..]));
+        assert_eq!(query_parameters("/assets/{name}"), None);
     }
 
     #[test]

@@ -388,6 +388,8 @@ fn the_api_answers_search_notes_outlines_related_notes_and_status() {
         ("/api/audit?top=0", "bad_request"),
         ("/api/notes/No%20such%20note.md", "note_not_found"),
         ("/api/notes/Home.md?lines=9999", "bad_request"),
+        ("/api/search?q=x&limit=5", "bad_request"),
+        ("/api/status?verbose=1", "bad_request"),
         ("/api/nothing/here", "not_found"),
     ] {
         let (status, body) = get(&format!("{base}{url}"), &[]);
@@ -395,6 +397,19 @@ fn the_api_answers_search_notes_outlines_related_notes_and_status() {
         assert_eq!(body["error"]["code"], code, "{url}: {body}");
         assert!(body["error"]["message"].as_str().unwrap().len() > 5);
     }
+
+    // A misspelt parameter is named, with the ones the route takes; path parameters are not
+    // query parameters.
+    let (_, body) = get(&format!("{base}/api/search?q=x&limit=5"), &[]);
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("`limit`") && message.contains("q, k, mode"),
+        "{message}"
+    );
+    let (status, _) = get(&format!("{base}/api/notes/Home.md?path=Home.md"), &[]);
+    assert_eq!(status, 400);
+    let (status, _) = get(&format!("{base}/api/notes/Home.md?lines=1-3"), &[]);
+    assert_eq!(status, 200);
 
     let (status, body) = post(&format!("{base}/api/search?q=x"), "", None);
     assert_eq!(status, 405);
