@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Answerability of offline `quire ask`: how often the "notes do not seem to cover this" flag is
-right, on a dev set of answerable and unanswerable questions (eval/answerability/dev.jsonl).
+right, on a dev set of answerable and unanswerable questions (eval/answerability/dev.jsonl; a row
+without `answerable` counts as answerable, so eval/paraphrase/dev.jsonl measures how often a
+question its notes do answer, in other words, is wrongly flagged).
 
 Usage: scripts/eval-answerability.py [QUIRE_BINARY] [DEV_SET] [--index-dir DIR]
 
@@ -91,8 +93,8 @@ def main():
 
 
 def report(got, flagged, label):
-    no = [e for r, e in got if not r["answerable"]]
-    yes = [e for r, e in got if r["answerable"]]
+    no = [e for r, e in got if not r.get("answerable", True)]
+    yes = [e for r, e in got if r.get("answerable", True)]
     caught = sum(1 for e in no if flagged(e)) / max(1, len(no))
     wrong = sum(1 for e in yes if flagged(e)) / max(1, len(yes))
     print(f"{label:<22} unanswerable flagged {caught:6.1%} ({len(no)})   "

@@ -1,8 +1,9 @@
 //! Probe for offline answerability: for each question of a set (`eval/answerability/*.jsonl`),
 //! the passages `quire ask` would quote, and for each of the question's words
 //! ([`quire_assist::evidence::probe_words`]) how far dropping it moves the question's vector
-//! (`dq`, 1 − cosine) and how much it brings the best passage closer (`dp`). This is what
-//! calibrated `Calibration::unmatched_word_share` and `unmatched_word_gain` (a sweep over the
+//! (`dq`, 1 − cosine), how much it brings the best passage closer (`dp`) and whether any note
+//! holds it (`mentioned`). This is what calibrated `Calibration::unmatched_word_share`,
+//! `unmatched_word_gain` and the `absent_word_*` pair (a sweep over the
 //! printed lines, figures in docs/benchmarks.md). Prints one JSON line per question. Indexes are read from `INDEX_DIR/<vault>` (made by
 //! `scripts/eval-answerability.py --index-dir`). Usage:
 //! `cargo run --release -p quire-app --example answerability_probe SET INDEX_DIR`
@@ -18,7 +19,7 @@ use quire_assist::descent::Retriever;
 use quire_embed::{Embedder, default_model_path, dot, load_local};
 use quire_index::IndexLocation;
 use quire_index::sync::ChunkKey;
-use quire_search::Searcher;
+use quire_search::{AnswerIndex, Searcher};
 use serde_json::{Value, json};
 
 fn main() {
@@ -76,7 +77,14 @@ fn main() {
             let without = quire_assist::evidence::without_word(question, &word);
             let v = model.embed_query(&without).unwrap();
             let (b, _) = best(&without);
-            words.push(json!({"word": word, "dq": 1.0 - dot(&q, &v), "dp": base - b}));
+            let mentioned = if quire_index::analyzer::content_terms(&word).is_empty() {
+                None
+            } else {
+                AnswerIndex::mentions(&searcher, &word).unwrap()
+            };
+            words.push(json!({
+                "word": word, "dq": 1.0 - dot(&q, &v), "dp": base - b, "mentioned": mentioned,
+            }));
         }
         let candidates = quire_assist::lead::candidates(&frozen.passages);
         let texts: Vec<&str> = candidates.iter().map(|c| c.sentence.as_str()).collect();

@@ -18,7 +18,7 @@ use quire_assist::context::Source;
 use quire_assist::context::{self, ContextLimits, RetrievalRequest, SourceReader};
 use quire_assist::dates::{date_range_in, is_about_own_days};
 use quire_assist::descent::{DescentOptions, Retriever, descend, is_structural};
-use quire_assist::evidence::Evidence;
+use quire_assist::evidence::{Evidence, WordRule, WordWeight};
 use quire_assist::reflect::daily_paths_in;
 use quire_assist::support::{Thresholds, split_sentences};
 use quire_index::sync::ChunkKey;
@@ -341,19 +341,31 @@ fn evidence_of(
         return Ok(evidence);
     };
     let best = |row: &[Option<f32>]| row.iter().flatten().copied().fold(f32::MIN, f32::max);
-    let share: Vec<f32> = weighed.to_first[1..].iter().map(|c| 1.0 - c).collect();
-    let without: Vec<f32> = weighed.rows[1..].iter().map(|r| best(r)).collect();
+    let mut weights = Vec::with_capacity(words.len());
+    for (i, word) in words.into_iter().enumerate() {
+        // Question words and stop words have no content terms: nothing to look up.
+        let mentioned = if quire_index::analyzer::content_terms(&word).is_empty() {
+            None
+        } else {
+            searcher.mentions(&word)?
+        };
+        weights.push(WordWeight {
+            share: 1.0 - weighed.to_first.get(i + 1).copied().unwrap_or(1.0),
+            best_without: weighed.rows.get(i + 1).map_or(f32::MIN, |r| best(r)),
+            mentioned,
+            word,
+        });
+    }
     // The whole question's best, from the same embedding call as the variants'.
     let whole = weighed.rows.first().map_or(best_cosine, |r| best(r));
+    let rule = WordRule {
+        min_share: calibration.unmatched_word_share,
+        max_gain: calibration.unmatched_word_gain,
+        absent_min_share: calibration.absent_word_share,
+        absent_max_gain: calibration.absent_word_gain,
+    };
     Ok(
-        match quire_assist::evidence::unmatched_word(
-            &words,
-            &share,
-            &without,
-            whole,
-            calibration.unmatched_word_share,
-            calibration.unmatched_word_gain,
-        ) {
+        match quire_assist::evidence::unmatched_word(&weights, whole, rule) {
             Some(word) => evidence.with_unmatched(word),
             None => evidence,
         },

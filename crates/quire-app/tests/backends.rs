@@ -610,6 +610,18 @@ fn ask_finds_the_same_passages_and_evidence_on_both_backends() {
         let starter = frozen(f, "What is the sourdough starter called?");
         assert_eq!(starter.passages[0].path, "Resources/Sourdough Starter.md");
         assert!(!starter.evidence.unwrap().weak);
+        // Whether the vault holds a word at all (the absent-word rule asks it): a form of a
+        // word the notes hold, a word they never use, a stop word with no term to look for.
+        let backend = f.searcher();
+        let index = backend.answer_index();
+        for (word, held) in [
+            ("Sourdough", Some(true)),
+            ("starters", Some(true)),
+            ("focaccia", Some(false)),
+            ("the", None),
+        ] {
+            assert_eq!(index.mentions(word).unwrap(), held, "{word} on {:?}", f.url);
+        }
     }
 }
 

@@ -415,6 +415,7 @@ fn answer(
 /// The offline answer when the evidence is weak: says so, then the closest passages.
 pub fn not_covered_answer(sources: &[Source], evidence: &Evidence) -> String {
     let measure = match (&evidence.unmatched, evidence.best_cosine) {
+        (Some(word), _) if evidence.absent => format!("“{word}” is in none of your notes"),
         (Some(word), _) => format!("no passage speaks to “{word}”"),
         (None, Some(cosine)) => format!("best similarity {cosine:.2}"),
         (None, None) => format!(

@@ -193,6 +193,29 @@ impl FullText {
         self.reader.searcher().num_docs()
     }
 
+    /// Whether any live document holds a term of `text` (analyzed as a query is) in its title,
+    /// heading path or body; `None` when `text` has no term (a stop word, punctuation).
+    /// Offline `ask` asks this of a question's words: a weighty word that no note holds at all
+    /// is a thing the vault never mentions.
+    pub fn mentions(&self, text: &str) -> Result<Option<bool>, IndexError> {
+        let terms = analyze(text);
+        if terms.is_empty() {
+            return Ok(None);
+        }
+        let searcher = self.reader.searcher();
+        let stats = AliveStatistics(&searcher);
+        let f = self.fields;
+        for term in &terms {
+            for field in [f.title, f.headings, f.body] {
+                use tantivy::query::Bm25StatisticsProvider;
+                if stats.doc_freq(&Term::from_field_text(field, term))? > 0 {
+                    return Ok(Some(true));
+                }
+            }
+        }
+        Ok(Some(false))
+    }
+
     /// BM25 over title, heading path and body with boosts, at most `k` hits, best first.
     pub fn search(
         &self,
@@ -422,6 +445,56 @@ impl FullTextWriter {
         prepared.set_payload(&generation.to_string());
         prepared.commit()?;
         self.writer.wait_merging_threads()?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(key: &str, title: &str, body: &str) -> FullTextDoc {
+        FullTextDoc {
+            key: key.into(),
+            path: format!("{key}.md"),
+            title: title.into(),
+            headings: String::new(),
+            body: body.into(),
+            tags: Vec::new(),
+            doc_type: None,
+        }
+    }
+
+    #[test]
+    fn a_word_is_mentioned_by_any_of_its_forms_until_its_notes_are_deleted()
+    -> Result<(), IndexError> {
+        let index = FullText::in_memory()?;
+        let mut writer = index.writer()?;
+        writer.add(&doc("a", "Sourdough", "Feeding the starter twice a day."))?;
+        writer.add(&doc("b", "Tea", "Green tea steeps for two minutes."))?;
+        writer.commit(1)?;
+        index.reload()?;
+        assert_eq!(index.mentions("sourdough")?, Some(true), "a title's word");
+        assert_eq!(
+            index.mentions("Feeds")?,
+            Some(true),
+            "another form of a body's word"
+        );
+        assert_eq!(index.mentions("focaccia")?, Some(false));
+        assert_eq!(
+            index.mentions("the")?,
+            None,
+            "a stop word has no term to look for"
+        );
+        let mut writer = index.writer()?;
+        writer.delete_path("b.md");
+        writer.commit(2)?;
+        index.reload()?;
+        assert_eq!(
+            index.mentions("steeping")?,
+            Some(false),
+            "a deleted note mentions nothing"
+        );
         Ok(())
     }
 }

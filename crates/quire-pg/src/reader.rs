@@ -665,6 +665,23 @@ impl AnswerIndex for PgSearcher {
         })
     }
 
+    fn mentions(&self, word: &str) -> Result<Option<bool>, SearchError> {
+        let Some(tsquery) = text::tsquery(word) else {
+            return Ok(None);
+        };
+        self.snapshot(|s| {
+            let row =
+                s.tx.borrow_mut()
+                    .query_one(
+                        "SELECT EXISTS (SELECT 1 FROM quire_chunks \
+                         WHERE tsv @@ CAST($1::text AS tsquery))",
+                        &[&tsquery],
+                    )
+                    .map_err(db)?;
+            Ok(Some(row.get(0)))
+        })
+    }
+
     fn generation(&self) -> Result<u64, SearchError> {
         self.snapshot(|s| s.generation())
     }

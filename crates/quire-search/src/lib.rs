@@ -871,6 +871,10 @@ impl AnswerIndex for Searcher {
         Searcher::calibration(self)
     }
 
+    fn mentions(&self, word: &str) -> Result<Option<bool>, SearchError> {
+        Ok(self.fulltext.mentions(word)?)
+    }
+
     fn sentence_scores(
         &self,
         question: &str,

@@ -628,6 +628,9 @@ pub trait AnswerIndex {
     /// The thresholds of the model whose vectors this index holds (multilingual-e5-small's
     /// when it holds none).
     fn calibration(&self) -> Result<quire_embed::Calibration, SearchError>;
+    /// Whether any note holds `word` (in any form the full-text analyzer gives it: its title,
+    /// headings or text); `None` when the word has no term (a stop word).
+    fn mentions(&self, word: &str) -> Result<Option<bool>, SearchError>;
     /// The local index's searcher, when this is one (the tree descent reads its store).
     fn local(&self) -> Option<&crate::Searcher> {
         None
