@@ -378,7 +378,7 @@ impl Article {
             question,
             &selection.passages,
             &passage_cosines,
-            self.calibration().weak_answer_cosine,
+            self.calibration().weak_answer_cosine_alone,
         );
         Ok(FrozenContext {
             lead: Vec::new(),

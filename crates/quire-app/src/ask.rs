@@ -343,11 +343,14 @@ fn evidence_of(
     let best = |row: &[Option<f32>]| row.iter().flatten().copied().fold(f32::MIN, f32::max);
     let mut weights = Vec::with_capacity(words.len());
     for (i, word) in words.into_iter().enumerate() {
-        // Question words and stop words have no content terms: nothing to look up.
-        let mentioned = if quire_index::analyzer::content_terms(&word).is_empty() {
+        // Question words and stop words have no content terms: nothing to look up. A failed
+        // lookup leaves the word unknown rather than failing the answer.
+        let mentioned = if calibration.absent_word_share <= 0.0
+            || quire_index::analyzer::content_terms(&word).is_empty()
+        {
             None
         } else {
-            searcher.mentions(&word)?
+            searcher.mentions(&word).ok().flatten()
         };
         weights.push(WordWeight {
             share: 1.0 - weighed.to_first.get(i + 1).copied().unwrap_or(1.0),

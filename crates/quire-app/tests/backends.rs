@@ -618,6 +618,7 @@ fn ask_finds_the_same_passages_and_evidence_on_both_backends() {
             ("Sourdough", Some(true)),
             ("starters", Some(true)),
             ("focaccia", Some(false)),
+            ("sourdough-focaccia", Some(false)),
             ("the", None),
         ] {
             assert_eq!(index.mentions(word).unwrap(), held, "{word} on {:?}", f.url);

@@ -16,6 +16,10 @@
 //!   Logseq?" over notes that never mention Logseq, whose best passage is about the plugin).
 //!   Near misses like this sit at the same best cosine as answered questions, so the cosine
 //!   alone cannot flag them ([`unmatched_word`]).
+//! - **an absent word**: a word that no note of the vault holds (none of its terms, as the
+//!   full-text index has them) counts from a lower weight, when the passages are no closer with
+//!   it than without and most of the question's other content words are in the vault
+//!   ([`MIN_KNOWN_SHARE`]; a question with no other content word is never flagged this way).
 //!
 //! The evidence is weak when the cosine is below the model's threshold
 //! ([`quire_embed::Calibration::weak_answer_cosine`]; [`WEAK_COSINE`] for e5-small) or a word is
@@ -360,18 +364,30 @@ mod tests {
             ("Boden", 0.06, 0.49, Some(false)),
         ]);
         assert_eq!(unmatched_word(&foreign, 0.51, RULE), None);
-        // Question words carry no lookup and do not count either way.
-        let mut asked = words.clone();
-        asked.push(WordWeight {
-            word: "How".into(),
-            share: 0.2,
+        // Words with no lookup (question words) count neither as held nor as absent: one
+        // held word beside three of them keeps the gate open (1 of 1 held; as absent it would
+        // be 1 of 4), one absent word beside them keeps it shut (0 of 1; as held, 3 of 4).
+        let unknown = |word: &str| WordWeight {
+            word: word.into(),
+            share: 0.02,
             best_without: 0.51,
             mentioned: None,
-        });
+        };
+        let mut open = weights(&[
+            ("sync", 0.04, 0.52, Some(true)),
+            ("Todoist", 0.08, 0.53, Some(false)),
+        ]);
+        open.extend(["How", "Which", "When"].map(unknown));
         assert_eq!(
-            unmatched_word(&asked, 0.51, RULE).map(|u| u.word),
+            unmatched_word(&open, 0.51, RULE).map(|u| u.word),
             Some("Todoist".into())
         );
+        let mut shut = weights(&[
+            ("Synchronisation", 0.04, 0.52, Some(false)),
+            ("Todoist", 0.08, 0.53, Some(false)),
+        ]);
+        shut.extend(["How", "Which", "When"].map(unknown));
+        assert_eq!(unmatched_word(&shut, 0.51, RULE), None);
     }
 
     #[test]

@@ -138,6 +138,9 @@ pub struct Calibration {
     /// Offline `ask`: below this best cosine between the question and a passage, the notes
     /// probably do not cover the question.
     pub weak_answer_cosine: f32,
+    /// … the same where the word checks below are not made (asking one pasted article): the
+    /// threshold measured for the cosine alone.
+    pub weak_answer_cosine_alone: f32,
     /// `duplicates`: note pairs at or above this cosine are candidates.
     pub duplicate_cosine: f32,
     /// Offline `ask`: a word of the question whose removal moves the question's vector by at
@@ -166,6 +169,7 @@ impl Calibration {
     pub const E5_SMALL: Calibration = Calibration {
         semantic_weight: 0.6,
         weak_answer_cosine: 0.85,
+        weak_answer_cosine_alone: 0.85,
         duplicate_cosine: 0.90,
         unmatched_word_share: 0.0,
         unmatched_word_gain: 0.0,
@@ -182,6 +186,7 @@ impl Calibration {
         // answerable paraphrase dev set; 0.38 with the absent-word rule flags 11%, and more
         // near misses.
         weak_answer_cosine: 0.38,
+        weak_answer_cosine_alone: 0.42,
         duplicate_cosine: 0.80,
         unmatched_word_share: 0.15,
         unmatched_word_gain: -0.02,

@@ -193,27 +193,31 @@ impl FullText {
         self.reader.searcher().num_docs()
     }
 
-    /// Whether any live document holds a term of `text` (analyzed as a query is) in its title,
-    /// heading path or body; `None` when `text` has no term (a stop word, punctuation).
-    /// Offline `ask` asks this of a question's words: a weighty word that no note holds at all
-    /// is a thing the vault never mentions.
+    /// Whether the live documents hold every term of `text` (analyzed as a query is), each in
+    /// some document's title, heading path or body; `None` when `text` has no term (a stop word,
+    /// punctuation). Offline `ask` asks this of a question's words: a weighty word that no note
+    /// holds is a thing the vault never mentions, and a compound ("gluten-free") counts as held
+    /// only when each of its parts is.
     pub fn mentions(&self, text: &str) -> Result<Option<bool>, IndexError> {
         let terms = analyze(text);
         if terms.is_empty() {
             return Ok(None);
         }
         let searcher = self.reader.searcher();
-        let stats = AliveStatistics(&searcher);
         let f = self.fields;
         for term in &terms {
+            let mut held = false;
             for field in [f.title, f.headings, f.body] {
-                use tantivy::query::Bm25StatisticsProvider;
-                if stats.doc_freq(&Term::from_field_text(field, term))? > 0 {
-                    return Ok(Some(true));
+                if live_doc_freq(&searcher, &Term::from_field_text(field, term), 1)? > 0 {
+                    held = true;
+                    break;
                 }
             }
+            if !held {
+                return Ok(Some(false));
+            }
         }
-        Ok(Some(false))
+        Ok(Some(true))
     }
 
     /// BM25 over title, heading path and body with boosts, at most `k` hits, best first.
@@ -325,6 +329,34 @@ pub fn bm25_idf(doc_freq: u64, docs: u64) -> f64 {
     (1.0 + x).ln()
 }
 
+/// How many live documents hold `term`, counting no further than `limit` (a deleted document's
+/// postings stay until a merge, so they are walked where a segment has deletions).
+fn live_doc_freq(searcher: &tantivy::Searcher, term: &Term, limit: u64) -> tantivy::Result<u64> {
+    use tantivy::DocSet;
+    let mut total = 0u64;
+    for segment in searcher.segment_readers() {
+        if total >= limit {
+            break;
+        }
+        let index = segment.inverted_index(term.field())?;
+        let Some(alive) = segment.alive_bitset() else {
+            total += u64::from(index.doc_freq(term)?);
+            continue;
+        };
+        let Some(mut postings) = index.read_postings(term, IndexRecordOption::Basic)? else {
+            continue;
+        };
+        let mut doc = postings.doc();
+        while doc != tantivy::TERMINATED && total < limit {
+            if alive.is_alive(doc) {
+                total += 1;
+            }
+            doc = postings.advance();
+        }
+    }
+    Ok(total.min(limit))
+}
+
 /// BM25 statistics over the live documents only.
 ///
 /// tantivy's own statistics count documents that were deleted but not yet merged away, so after
@@ -360,26 +392,7 @@ impl tantivy::query::Bm25StatisticsProvider for AliveStatistics<'_> {
     }
 
     fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
-        use tantivy::DocSet;
-        let mut total = 0u64;
-        for segment in self.0.segment_readers() {
-            let index = segment.inverted_index(term.field())?;
-            let Some(alive) = segment.alive_bitset() else {
-                total += u64::from(index.doc_freq(term)?);
-                continue;
-            };
-            let Some(mut postings) = index.read_postings(term, IndexRecordOption::Basic)? else {
-                continue;
-            };
-            let mut doc = postings.doc();
-            while doc != tantivy::TERMINATED {
-                if alive.is_alive(doc) {
-                    total += 1;
-                }
-                doc = postings.advance();
-            }
-        }
-        Ok(total)
+        live_doc_freq(self.0, term, u64::MAX)
     }
 }
 

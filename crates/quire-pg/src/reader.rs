@@ -666,19 +666,22 @@ impl AnswerIndex for PgSearcher {
     }
 
     fn mentions(&self, word: &str) -> Result<Option<bool>, SearchError> {
-        let Some(tsquery) = text::tsquery(word) else {
+        // Each term on its own, as the local index asks it: a compound is held when every
+        // part is in some chunk.
+        let Some(terms) = text::term_queries(word) else {
             return Ok(None);
         };
         self.snapshot(|s| {
             let row =
                 s.tx.borrow_mut()
                     .query_one(
-                        "SELECT EXISTS (SELECT 1 FROM quire_chunks \
-                         WHERE tsv @@ CAST($1::text AS tsquery))",
-                        &[&tsquery],
+                        "SELECT bool_and(EXISTS (SELECT 1 FROM quire_chunks \
+                         WHERE tsv @@ CAST(t.q AS tsquery))) \
+                         FROM unnest($1::text[]) AS t (q)",
+                        &[&terms],
                     )
                     .map_err(db)?;
-            Ok(Some(row.get(0)))
+            Ok(Some(row.get::<_, Option<bool>>(0).unwrap_or(false)))
         })
     }
 

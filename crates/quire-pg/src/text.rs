@@ -96,6 +96,15 @@ pub fn tsquery(query: &str) -> Option<String> {
     })
 }
 
+/// Each distinct term of `text` as a tsquery of its own, `None` when `text` has none.
+pub fn term_queries(text: &str) -> Option<Vec<String>> {
+    let mut terms = analyze(text);
+    terms.retain(|t| t.len() < MAX_TERM_BYTES);
+    terms.sort();
+    terms.dedup();
+    (!terms.is_empty()).then(|| terms.iter().map(|t| quote(t)).collect())
+}
+
 /// The ancestor folders of a vault-relative path, outermost first (`a/b/n.md` → `a`, `a/b`):
 /// a folder filter matches notes at any depth below it, as in the local index.
 pub fn folders(path: &str) -> Vec<String> {

@@ -17,7 +17,7 @@
 //!    (`bearer` too, RFC 7235 section 2.1). Otherwise 401 `unauthorized`. Tokens are compared in
 //!    constant time (`subtle`).
 //!
-//! 4. **Query parameters.** A GET route described in the OpenAPI document takes the query
+//! 4. **Query parameters.** A GET (or HEAD) route described in the OpenAPI document takes the query
 //!    parameters the document lists (and `token`); any other name gets 400 `bad_request` naming
 //!    it and the ones the route takes, so `?limit=5` for `k` is not silently ignored.
 //!
@@ -268,7 +268,7 @@ fn finish(mut response: Response, origin: Option<&HeaderValue>) -> Response {
 /// Refuses a query parameter that the route's GET operation does not document (see the module
 /// doc, item 4). Runs after routing, so it knows the route.
 pub(crate) async fn known_query(request: Request, next: Next) -> Response {
-    if request.method() != Method::GET {
+    if !matches!(*request.method(), Method::GET | Method::HEAD) {
         return next.run(request).await;
     }
     let Some(route) = request
@@ -291,6 +291,7 @@ pub(crate) async fn known_query(request: Request, next: Next) -> Response {
         .find(|name| *name != "token" && !known.iter().any(|k| k == *name));
     match unknown {
         Some(name) => {
+            let name: String = name.chars().take(40).collect();
             let takes = if known.is_empty() {
                 "no query parameters".to_string()
             } else {

@@ -171,8 +171,6 @@ fn default_model_indexes_resumes_and_finds_notes_by_meaning() {
             .contains("“gluten-free” is in none of your notes"),
         "{near_miss}"
     );
-    // Its best cosine alone would have passed it.
-    assert!(near_miss["evidence"]["best_cosine"].as_f64().unwrap() >= 0.38);
 
     let covered = ask("Where in Kyoto is Fushimi Inari?");
     assert_eq!(covered["covered"], true, "{covered}");

@@ -410,6 +410,17 @@ fn the_api_answers_search_notes_outlines_related_notes_and_status() {
     assert_eq!(status, 400);
     let (status, _) = get(&format!("{base}/api/notes/Home.md?lines=1-3"), &[]);
     assert_eq!(status, 200);
+    // HEAD reaches the GET handlers, and the same check.
+    let head = |url: &str| {
+        agent()
+            .head(format!("{base}{url}"))
+            .call()
+            .expect("the server answers")
+            .status()
+            .as_u16()
+    };
+    assert_eq!(head("/api/status?verbose=1"), 400);
+    assert_eq!(head("/api/status"), 200);
 
     let (status, body) = post(&format!("{base}/api/search?q=x"), "", None);
     assert_eq!(status, 405);
