@@ -37,4 +37,6 @@ pub use error::ProposalError;
 pub use model::{
     ChangeKind, ChangeRequest, FileChange, NewProposal, Proposal, ProposalSummary, Status,
 };
-pub use store::{MAX_CHANGES, MAX_CONTENT_BYTES, MAX_NAME_BYTES, ProposalStore, sha256_hex};
+pub use store::{
+    Listing, MAX_CHANGES, MAX_CONTENT_BYTES, MAX_NAME_BYTES, ProposalStore, Unreadable, sha256_hex,
+};

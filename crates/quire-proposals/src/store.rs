@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use quire_vault::atomic::{self, ReadError};
 use quire_vault::edit::insert_under_heading;
 use quire_vault::{ParseOptions, parse_note};
+use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::apply::{Recovered, recover};
@@ -34,6 +35,24 @@ pub struct ProposalStore {
     pub(crate) backups: PathBuf,
     pub(crate) root: PathBuf,
     recovered: Vec<Recovered>,
+}
+
+/// The proposals of a store (see [`ProposalStore::listing`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Listing {
+    /// Those that read back as quire wrote them, newest first.
+    pub proposals: Vec<ProposalSummary>,
+    /// Those that do not, newest first.
+    pub unreadable: Vec<Unreadable>,
+}
+
+/// A stored proposal that cannot be read back as quire wrote it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Unreadable {
+    /// Its id (its file's name).
+    pub id: String,
+    /// Why it cannot be read.
+    pub reason: String,
 }
 
 impl ProposalStore {
@@ -171,8 +190,16 @@ impl ProposalStore {
         )))
     }
 
-    /// Every proposal, newest first.
+    /// Every proposal that reads back as quire wrote it, newest first (see [`Self::listing`]
+    /// for the ones left out).
     pub fn list(&self) -> Result<Vec<ProposalSummary>, ProposalError> {
+        Ok(self.listing()?.proposals)
+    }
+
+    /// Every proposal, newest first: those that read back as quire wrote it, and apart, those
+    /// that do not (a file edited or cut short by hand, a disk error), with why. One bad file
+    /// leaves the others listed instead of hiding them all; applying it is still refused.
+    pub fn listing(&self) -> Result<Listing, ProposalError> {
         let mut ids = Vec::new();
         for entry in fs::read_dir(&self.dir).map_err(ProposalError::io(&self.dir))? {
             let entry = entry.map_err(ProposalError::io(&self.dir))?;
@@ -184,7 +211,17 @@ impl ProposalStore {
             }
         }
         ids.sort_unstable_by(|a, b| b.cmp(a));
-        ids.iter().map(|id| Ok(self.get(id)?.summary())).collect()
+        let mut listing = Listing::default();
+        for id in ids {
+            match self.get(&id) {
+                Ok(proposal) => listing.proposals.push(proposal.summary()),
+                Err(e) => listing.unreadable.push(Unreadable {
+                    id,
+                    reason: e.to_string(),
+                }),
+            }
+        }
+        Ok(listing)
     }
 
     /// One proposal.

@@ -564,3 +564,34 @@ fn a_name_too_long_for_the_file_system_is_refused_when_proposed() {
     assert!(err.to_string().contains("303 bytes"), "{err}");
     assert!(s.store.list().unwrap().is_empty());
 }
+
+/// A proposal file edited or cut short by hand is left out of the listing, named with why, and
+/// the others still list; applying it is refused and writes nothing.
+#[test]
+fn an_unreadable_proposal_is_reported_and_hides_no_other() {
+    let s = setup();
+    let make = |name: &str| {
+        s.store
+            .create(proposal(vec![ChangeRequest::Create {
+                path: format!("{name}.md"),
+                content: format!("# {name}\n"),
+            }]))
+            .unwrap()
+    };
+    let (first, second) = (make("First"), make("Second"));
+    let file = s.index.join("proposals").join(format!("{}.json", first.id));
+    let text = fs::read_to_string(&file).unwrap();
+    fs::write(&file, &text[..text.len() / 2]).unwrap();
+
+    let listing = s.store.listing().unwrap();
+    let ids: Vec<&str> = listing.proposals.iter().map(|p| p.id.as_str()).collect();
+    assert_eq!(ids, [second.id.as_str()]);
+    assert_eq!(listing.unreadable.len(), 1);
+    assert_eq!(listing.unreadable[0].id, first.id);
+    assert!(!listing.unreadable[0].reason.is_empty());
+    assert_eq!(s.store.list().unwrap().len(), 1);
+
+    let before = snapshot(&s.vault);
+    assert!(s.store.apply(&first.id, &ApplyOptions::default()).is_err());
+    assert_eq!(snapshot(&s.vault), before);
+}

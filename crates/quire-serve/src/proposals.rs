@@ -41,12 +41,15 @@ pub(crate) async fn list(
     let params = params(query)?;
     let all = matches!(params.get("all").map(String::as_str), Some("true" | "1"));
     blocking(move || {
-        let rows: Vec<_> = store(&state)?
-            .list()?
+        let listing = store(&state)?.listing()?;
+        let rows: Vec<_> = listing
+            .proposals
             .into_iter()
             .filter(|p| all || p.status == Status::Pending)
             .collect();
-        Ok(Json(json!({ "proposals": rows })))
+        Ok(Json(
+            json!({ "proposals": rows, "unreadable": listing.unreadable }),
+        ))
     })
     .await
 }

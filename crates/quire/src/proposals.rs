@@ -145,8 +145,14 @@ pub(crate) fn applied_text(applied: &Applied) -> String {
 }
 
 fn list(cli: &Cli, store: &ProposalStore, all: bool, out: &mut String) -> Result<()> {
-    let rows: Vec<_> = store
-        .list()?
+    let listing = store.listing()?;
+    // A proposal file that does not read back is named on stderr (and left out), so the others
+    // still list.
+    for bad in &listing.unreadable {
+        eprintln!("skipped proposal {}: {}", bad.id, bad.reason);
+    }
+    let rows: Vec<_> = listing
+        .proposals
         .into_iter()
         .filter(|p| all || p.status == Status::Pending)
         .collect();

@@ -113,6 +113,19 @@ fn a_proposed_draft_is_listed_shown_and_written_only_when_applied() {
         1
     );
     assert!(failed(&setup.run(&["proposals", "show", "../../etc/passwd"])).contains("no proposal"));
+
+    // A proposal file cut short by hand: the list still answers, with the others, and names it.
+    let broken = setup.index.join("proposals").join(format!("{id}.json"));
+    let text = std::fs::read_to_string(&broken).unwrap();
+    std::fs::write(&broken, &text[..text.len() / 2]).unwrap();
+    let out = setup.run(&["--json", "proposals", "list", "--all"]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(json(&out).as_array().unwrap().len(), 0);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("skipped proposal {id}")),
+        "{stderr}"
+    );
 }
 
 #[test]
