@@ -465,6 +465,15 @@ test("a proposal is listed, shown as a diff with a long unchanged run folded, an
   const refusals = pageErrors.filter((e) => /status of 409 \(Conflict\)/.test(e));
   assert.equal(refusals.length, 1, pageErrors.join("\n"));
   pageErrors.splice(pageErrors.indexOf(refusals[0]), 1);
+  // A proposal file cut short by hand: the list still shows the others and names it, with why.
+  const file = join(work, "index", "proposals", `${stale}.json`);
+  const text = readFileSync(file, "utf8");
+  writeFileSync(file, text.slice(0, text.length / 2));
+  await page.evaluate(() => document.getElementById("proposals-pill").click());
+  await page.evaluate(() => document.getElementById("proposals-pill").click());
+  await page.waitForFunction((id) => document.getElementById("proposals-info").textContent.includes(`could not be read and is left out: ${id} (`), stale);
+  assert.equal(await page.locator(`#proposal-list li[data-id="${stale}"]`).count(), 0);
+  rmSync(file);
 });
 
 test("vault health lists the findings, opens one at its line, and dismisses or snoozes them", async () => {

@@ -758,8 +758,11 @@
 
   async function refreshProposals() {
     let list;
+    let unreadable;
     try {
-      list = (await api("/api/proposals")).proposals;
+      const body = await api("/api/proposals");
+      list = body.proposals;
+      unreadable = body.unreadable ?? [];
     } catch (error) {
       $("proposals-info").textContent = `proposals unavailable: ${error.message}`;
       return;
@@ -768,7 +771,12 @@
     $("proposals-pill").hidden = count === 0 && $("proposals").hidden;
     $("proposals-count").textContent = `${count} proposal${count === 1 ? "" : "s"}`;
     $("proposals-pill").classList.toggle("attention", count > 0);
-    $("proposals-info").textContent = count ? "" : "No change is waiting for you.";
+    // A stored proposal that no longer reads back is left out of the list; say which, and why.
+    const skipped = unreadable.length
+      ? `${unreadable.length} stored proposal${unreadable.length === 1 ? " could not be read and is" : "s could not be read and are"} left out: ` +
+        unreadable.map((u) => `${u.id} (${u.reason})`).join("; ")
+      : "";
+    $("proposals-info").textContent = [count ? "" : "No change is waiting for you.", skipped].filter(Boolean).join(" ");
     const ol = $("proposal-list");
     ol.replaceChildren();
     for (const p of list) {
