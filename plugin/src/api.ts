@@ -313,6 +313,20 @@ export interface ProposalSummary {
   lines_removed: number;
 }
 
+/** A stored proposal that no longer reads back as quire wrote it, left out of the list. */
+export interface UnreadableProposal {
+  id: string;
+  /** Why it cannot be read. */
+  reason: string;
+}
+
+/** `GET /api/proposals`. */
+export interface ProposalListing {
+  proposals: ProposalSummary[];
+  /** Stored proposals that cannot be read (a file edited or cut short by hand). */
+  unreadable: UnreadableProposal[];
+}
+
 /** One file's change in a proposal. */
 export interface FileChange {
   kind: "create" | "replace" | "append" | "rename";
@@ -719,7 +733,13 @@ export class QuireClient {
 
   /** The pending proposals, newest first. */
   async proposals(): Promise<ProposalSummary[]> {
-    return (await this.get<{ proposals: ProposalSummary[] }>("/api/proposals")).proposals;
+    return (await this.proposalListing()).proposals;
+  }
+
+  /** The pending proposals, newest first, and the stored ones that cannot be read. */
+  async proposalListing(): Promise<ProposalListing> {
+    const listing = await this.get<Partial<ProposalListing>>("/api/proposals");
+    return { proposals: listing.proposals ?? [], unreadable: listing.unreadable ?? [] };
   }
 
   proposal(id: string): Promise<Proposal> {

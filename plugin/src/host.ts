@@ -3,7 +3,7 @@
  * plugin class (and the plugin keeps no reference to them).
  */
 import type { App, Events } from "obsidian";
-import type { ProposalSummary, QuireClient } from "./api";
+import type { ProposalSummary, QuireClient, UnreadableProposal } from "./api";
 import type { ConnectionState } from "./connection";
 import type { QuireSettings } from "./settings";
 
@@ -25,6 +25,8 @@ export interface QuireHost {
   connectionState(): ConnectionState;
   /** The pending proposals as last read from the server, newest first. */
   proposals(): readonly ProposalSummary[];
+  /** Stored proposals the server could not read (left out of `proposals()`), as last read. */
+  unreadableProposals(): readonly UnreadableProposal[];
   /** Reads the pending proposals again (a notice says when new ones arrived). */
   checkProposals(): Promise<void>;
   /**

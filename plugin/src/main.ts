@@ -7,7 +7,7 @@
  * its folder answers. It talks to the configured server and nothing else.
  */
 import { Events, FileSystemAdapter, Notice, Plugin, type WorkspaceLeaf } from "obsidian";
-import { QuireClient, type ProposalSummary } from "./api";
+import { QuireClient, type ProposalSummary, type UnreadableProposal } from "./api";
 import { ASK_VIEW, AskView } from "./ask-view";
 import { Connection, type ConnectionState } from "./connection";
 import { askThisDocument } from "./document-modal";
@@ -168,6 +168,10 @@ export default class QuirePlugin extends Plugin implements QuireHost, SettingsHo
 
   proposals(): readonly ProposalSummary[] {
     return this.watcher.pending;
+  }
+
+  unreadableProposals(): readonly UnreadableProposal[] {
+    return this.watcher.unreadable;
   }
 
   checkProposals(): Promise<void> {

@@ -4,7 +4,7 @@
  * then — every while, when the connection comes up, and after each index event — never per
  * keystroke. The first list of a server is the baseline; an id not seen before after it is new.
  */
-import type { ProposalSummary, QuireClient } from "./api";
+import type { ProposalSummary, QuireClient, UnreadableProposal } from "./api";
 
 export interface WatchHost {
   client(): QuireClient;
@@ -19,6 +19,8 @@ export interface WatchHost {
 export class ProposalWatcher {
   /** The pending proposals as last read, newest first. */
   pending: readonly ProposalSummary[] = [];
+  /** Stored proposals the server could not read, as last read. */
+  unreadable: readonly UnreadableProposal[] = [];
   /** The ids seen from the server at `source`; null until its first list. */
   private seen: Set<string> | null = null;
   private source: string | null = null;
@@ -62,9 +64,12 @@ export class ProposalWatcher {
   private async read(): Promise<void> {
     const client = this.host.client();
     let list: ProposalSummary[];
+    let unreadable: UnreadableProposal[];
     try {
+      const listing = await client.proposalListing();
       // Newest first: the ids sort by the second they were made in, `created` within it.
-      list = (await client.proposals()).sort((a, b) => (Date.parse(b.created) || 0) - (Date.parse(a.created) || 0));
+      list = listing.proposals.sort((a, b) => (Date.parse(b.created) || 0) - (Date.parse(a.created) || 0));
+      unreadable = listing.unreadable;
     } catch {
       // The server went away or refused: the connection says so; the next check tries again.
       return;
@@ -79,6 +84,7 @@ export class ProposalWatcher {
     const fresh = seen ? list.filter((proposal) => !seen.has(proposal.id)) : [];
     this.seen = new Set([...(seen ?? []), ...list.map((proposal) => proposal.id)]);
     this.pending = list;
+    this.unreadable = unreadable;
     this.host.changed(list);
     if (fresh.length) this.host.arrived(fresh);
   }

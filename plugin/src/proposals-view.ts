@@ -28,6 +28,7 @@ const PROBLEM_NOTICE_MS = 12_000;
 export class ProposalsView extends ItemView {
   private headerEl!: HTMLElement;
   private infoEl!: HTMLElement;
+  private unreadableEl!: HTMLElement;
   private listEl!: HTMLElement;
   private detailEl!: HTMLElement;
   private sequence = 0;
@@ -58,6 +59,7 @@ export class ProposalsView extends ItemView {
     root.addClass("quire-proposals-view");
     this.headerEl = root.createDiv({ cls: "quire-pane-header" });
     this.infoEl = root.createDiv({ cls: "quire-pane-info" });
+    this.unreadableEl = root.createDiv({ cls: "quire-pane-info quire-proposals-unreadable is-error" });
     this.listEl = root.createEl("ul", { cls: "quire-proposals" });
     this.detailEl = root.createDiv({ cls: "quire-proposal-detail" });
     this.registerEvent(this.host.events.on("quire:proposals", () => this.renderList()));
@@ -87,6 +89,15 @@ export class ProposalsView extends ItemView {
     this.listEl.empty();
     const now = Date.now();
     for (const proposal of pending) this.renderRow(proposal, now);
+    // Stored proposals that no longer read back are left out of the list: say which, and why.
+    const unreadable = this.host.unreadableProposals();
+    this.unreadableEl.hidden = unreadable.length === 0;
+    this.unreadableEl.setText(
+      unreadable.length
+        ? `${unreadable.length === 1 ? "1 stored proposal could not be read and is" : `${unreadable.length} stored proposals could not be read and are`} left out: ` +
+            unreadable.map((u) => `${u.id} (${u.reason})`).join("; ")
+        : "",
+    );
   }
 
   private renderRow(proposal: ProposalSummary, now: number): void {

@@ -2,7 +2,7 @@
 // the plugin runs raises a notice and a badge; its diff shows added and removed lines, folds the
 // long unchanged runs and shows a new note whole; Apply writes the file and the open editor shows
 // the new text; a note changed since is refused by name; Reject writes nothing.
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Proposal, ProposalSummary } from "../src/api";
@@ -252,6 +252,25 @@ describe("proposals review", () => {
     expect(editor.shimWrites).toBe(1);
     expect(readFileSync(join(vault.vault, path), "utf8")).toBe(typed);
     expect(editor.getViewData()).toBe(typed);
+  });
+
+  it("names a stored proposal that cannot be read, and lists the others", async () => {
+    const pane = await openPane();
+    const kept = await propose({ path: "Ideas/Kept.md", change: "create", text: "# Kept\n" });
+    const broken = await propose({ path: "Ideas/Broken.md", change: "create", text: "# Broken\n" });
+    await waitFor(() => row(pane, broken.id), "both rows");
+    const notice = () => pane.containerEl.querySelector<HTMLElement>(".quire-proposals-unreadable");
+    expect(notice()?.hidden).toBe(true);
+    // The file cut short by hand: the server leaves it out and says why.
+    const file = join(vault.index, "proposals", `${broken.id}.json`);
+    const text = readFileSync(file, "utf8");
+    writeFileSync(file, text.slice(0, text.length / 2));
+    await waitFor(() => row(pane, broken.id) === null, "the broken one to leave the list");
+    expect(row(pane, kept.id)).not.toBeNull();
+    expect(notice()?.hidden).toBe(false);
+    expect(notice()?.textContent).toMatch(new RegExp(`^1 stored proposal could not be read and is left out: ${broken.id} \\(.+\\)$`));
+    rmSync(file);
+    await waitFor(() => notice()?.hidden === true, "the notice to go once the file is gone");
   });
 
   it("rejects a proposal: it leaves the list and nothing is written", async () => {
