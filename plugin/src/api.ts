@@ -731,11 +731,6 @@ export class QuireClient {
     return signal ? this.getCancellable<Questions>(path, signal) : this.get<Questions>(path);
   }
 
-  /** The pending proposals, newest first. */
-  async proposals(): Promise<ProposalSummary[]> {
-    return (await this.proposalListing()).proposals;
-  }
-
   /** The pending proposals, newest first, and the stored ones that cannot be read. */
   async proposalListing(): Promise<ProposalListing> {
     const listing = await this.get<Partial<ProposalListing>>("/api/proposals");

@@ -83,17 +83,7 @@ pub fn query_terms(query: &str) -> Vec<String> {
 /// The `tsquery` literal of a query: any of its terms (as BM25's `should`); `None` when the
 /// query has no term.
 pub fn tsquery(query: &str) -> Option<String> {
-    let mut terms = analyze(query);
-    terms.retain(|t| t.len() < MAX_TERM_BYTES);
-    terms.sort();
-    terms.dedup();
-    (!terms.is_empty()).then(|| {
-        terms
-            .iter()
-            .map(|t| quote(t))
-            .collect::<Vec<_>>()
-            .join(" | ")
-    })
+    term_queries(query).map(|terms| terms.join(" | "))
 }
 
 /// Each distinct term of `text` as a tsquery of its own, `None` when `text` has none.
